@@ -1,0 +1,125 @@
+import Foundation
+
+/// The on-disk format of one disk cache entry.
+///
+/// ```
+/// offset size  field
+///      0    4  magic "IMGC"
+///      4    2  format version (1)
+///      6    2  reserved (0)
+///      8    4  key length K
+///     12    4  metadata length M
+///     16    8  body length B
+///     24    8  checksum: XXH64 over bytes 0..<24, then the key, metadata and body
+///     32    K  key (UTF-8)
+///   32+K    M  metadata (owned by the caller)
+/// 32+K+M    B  body
+/// ```
+/// All integers are little-endian. A file whose size is not exactly
+/// 32 + K + M + B, or whose checksum does not match, is torn or corrupt.
+enum EntryFile {
+    static let headerSize = 32
+    static let version: UInt16 = 1
+    private static let magic: [UInt8] = Array("IMGC".utf8)
+    /// The first read takes this much, which covers the header, key and
+    /// metadata of nearly every entry (and all of a small one).
+    private static let firstReadSize = 4096
+
+    /// What reading an entry file found.
+    enum ReadResult {
+        case entry(CachedData)
+        /// The file is whole but belongs to another key (a SHA-256 collision).
+        case otherKey
+        /// The file is torn, truncated or corrupt; the reason is for the log.
+        case corrupt(String)
+    }
+
+    /// The size of the file for an entry.
+    static func fileSize(keyCount: Int, metadataCount: Int, bodyCount: Int) -> Int {
+        headerSize + keyCount + metadataCount + bodyCount
+    }
+
+    /// Header, key and metadata: everything that precedes the body.
+    static func prefix(key: [UInt8], metadata: Data, body: Data) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(headerSize + key.count + metadata.count)
+        bytes.append(contentsOf: magic)
+        append(version, to: &bytes)
+        append(UInt16(0), to: &bytes)
+        append(UInt32(key.count), to: &bytes)
+        append(UInt32(metadata.count), to: &bytes)
+        append(UInt64(body.count), to: &bytes)
+        let checksum = checksum(header: bytes, key: key, metadata: metadata, body: body)
+        append(checksum, to: &bytes)
+        bytes.append(contentsOf: key)
+        bytes.append(contentsOf: metadata)
+        return bytes
+    }
+
+    /// Reads and verifies the entry file open at `fd`.
+    static func read(_ fd: Int32, path: String, expectedKey: [UInt8]) throws(SystemCallError) -> ReadResult {
+        let fileSize = try POSIXFile.size(fd, path: path)
+        guard fileSize >= headerSize else { return .corrupt("file of \(fileSize) bytes is shorter than a header") }
+        var prefix = [UInt8](repeating: 0, count: min(fileSize, firstReadSize))
+        let got = try prefix.withUnsafeMutableBytes { buffer in
+            Result { () throws(SystemCallError) in try POSIXFile.read(fd, into: buffer, at: 0, path: path) }
+        }.get()
+        guard got == prefix.count else { return .corrupt("file shrank while being read") }
+        guard prefix.starts(with: magic) else { return .corrupt("bad magic number") }
+        let version: UInt16 = load(prefix, at: 4)
+        guard version == Self.version else { return .corrupt("unknown format version \(version)") }
+        let keyCount = Int(load(prefix, at: 8) as UInt32)
+        let metadataCount = Int(load(prefix, at: 12) as UInt32)
+        let bodyCount64: UInt64 = load(prefix, at: 16)
+        let stored: UInt64 = load(prefix, at: 24)
+        // Lengths come from the file: compare in UInt64 so a forged length cannot overflow.
+        guard UInt64(headerSize + keyCount + metadataCount) + bodyCount64 == UInt64(fileSize) else {
+            return .corrupt("lengths in the header do not add up to the file size \(fileSize)")
+        }
+        let bodyCount = Int(bodyCount64)
+        let bodyStart = headerSize + keyCount + metadataCount
+        if bodyStart > prefix.count {
+            // A large key or metadata blob: read the rest of the prefix.
+            let more = bodyStart - prefix.count
+            prefix.append(contentsOf: repeatElement(0, count: more))
+            let read = try prefix.withUnsafeMutableBytes { buffer in
+                let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[(bodyStart - more)...])
+                return Result { () throws(SystemCallError) in try POSIXFile.read(fd, into: rest, at: bodyStart - more, path: path) }
+            }.get()
+            guard read == more else { return .corrupt("file shrank while being read") }
+        }
+        let key = prefix[headerSize..<(headerSize + keyCount)]
+        let metadata = Data(prefix[(headerSize + keyCount)..<bodyStart])
+        var body = Data(count: bodyCount)
+        let inPrefix = min(bodyCount, prefix.count - bodyStart)
+        let complete = try body.withUnsafeMutableBytes { buffer in
+            prefix.withUnsafeBytes { source in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[bodyStart..<(bodyStart + inPrefix)]))
+            }
+            let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[inPrefix...])
+            return Result { () throws(SystemCallError) in
+                try POSIXFile.read(fd, into: rest, at: bodyStart + inPrefix, path: path) == rest.count
+            }
+        }.get()
+        guard complete else { return .corrupt("file shrank while being read") }
+        let computed = checksum(header: prefix[0..<24], key: key, metadata: metadata, body: body)
+        guard computed == stored else { return .corrupt("checksum mismatch") }
+        guard key.elementsEqual(expectedKey) else { return .otherKey }
+        return .entry(CachedData(data: body, metadata: metadata))
+    }
+
+    private static func checksum(header: some ContiguousBytes, key: some ContiguousBytes, metadata: Data, body: Data) -> UInt64 {
+        var h = header.withUnsafeBytes { Checksum.hash(UnsafeRawBufferPointer(rebasing: $0.prefix(24))) }
+        h = Checksum.hash(key, seed: h)
+        h = Checksum.hash(metadata, seed: h)
+        return Checksum.hash(body, seed: h)
+    }
+
+    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    private static func load<T: FixedWidthInteger>(_ bytes: [UInt8], at offset: Int) -> T {
+        bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+    }
+}
