@@ -95,7 +95,10 @@ struct CachePolicyState<Key: Hashable, Value> {
             nodes[i].expiry = expiry
             if nodes[i].queue == .small { small.cost += delta } else { main.cost += delta }
             recordAccess(slot)
+            evict(toCount: limits.count, cost: limits.cost)
         } else {
+            // Make room first, as the paper does, so the new entry is not its own victim.
+            evict(toCount: limits.count - 1, cost: limits.cost - cost)
             let slot = allocate(Node(
                 key: key, value: value, cost: cost, expiry: expiry,
                 frequency: 0, queue: .small, previous: Self.none, next: Self.none
@@ -108,7 +111,6 @@ struct CachePolicyState<Key: Hashable, Value> {
                 push(slot, to: policy == .s3fifo ? .small : .main)
             }
         }
-        evict(toCount: limits.count, cost: limits.cost)
         return true
     }
 

@@ -93,7 +93,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         let count = configuration.resolvedShardCount
         let totalCount = max(0, configuration.countLimit)
         let totalCost = max(0, configuration.costLimit)
-        let entryCost = Int(min(Double(totalCost) * max(0, configuration.entryCostLimitFraction), Double(Int.max)))
+        let fraction = max(0, configuration.entryCostLimitFraction)
+        // Double(Int.max) rounds up past Int.max: only scale by fractions below one.
+        let entryCost = fraction >= 1 ? totalCost : Int(Double(totalCost) * fraction)
         shards = (0..<count).map { shard in
             let limits = CachePolicyState<Key, Value>.Limits(
                 count: Self.share(of: totalCount, shard: shard, of: count),

@@ -1,0 +1,20 @@
+import Foundation
+
+/// A fresh folder under the system's temporary directory, removed when the
+/// value is released.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init(_ label: String = "imago-tests") {
+        path = NSTemporaryDirectory() + "\(label)-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    func appending(_ name: String) -> String {
+        path + "/" + name
+    }
+}
