@@ -31,45 +31,39 @@ extension DiskCache {
     /// Leftover temporary files, from writes a crash interrupted, are removed.
     static func loadIndex(folder: String, logger: Logger) throws(SystemCallError) -> DiskIndex {
         let snapshot = readSnapshot(folder + "/" + snapshotFileName, logger: logger)
-        var trusted: [IndexSnapshot.Entry] = []
-        var listed: [IndexSnapshot.Entry] = []
-        var foldersListed = 0
-        var trustedFolders = [Bool](repeating: false, count: IndexSnapshot.folderCount)
+        let entries = snapshot?.entries ?? []
+        var listedFolders = Set<Int>()
         for shard in 0..<IndexSnapshot.folderCount {
+            let modified = try POSIXFile.modificationTime(folder + "/" + EntryHash.shardName(shard))
+            if snapshot?.trusts(folder: shard, modifiedAt: modified) != true { listedFolders.insert(shard) }
+        }
+        guard !listedFolders.isEmpty else { return DiskIndex(oldestFirst: entries) }
+
+        // Entries ranked by (access time, position in the snapshot); files new
+        // since the snapshot rank after every known one of the same second.
+        var ranked: [(entry: IndexSnapshot.Entry, rank: Int)] = []
+        var known: [EntryHash: Int] = [:]
+        for (position, entry) in entries.enumerated() {
+            if listedFolders.contains(entry.hash.shard) { known[entry.hash] = position } else { ranked.append((entry, position)) }
+        }
+        for shard in listedFolders.sorted() {
             let shardPath = folder + "/" + EntryHash.shardName(shard)
-            let modified = try POSIXFile.modificationTime(shardPath)
-            if let snapshot, snapshot.trusts(folder: shard, modifiedAt: modified) {
-                trustedFolders[shard] = true
-                continue
-            }
-            foldersListed += 1
             for file in try POSIXFile.listDirectory(shardPath) ?? [] {
                 if file.name.hasPrefix(temporaryPrefix) {
                     try? POSIXFile.unlink(shardPath + "/" + file.name)
-                } else if let hash = EntryHash(fileName: file.name), hash.shard == shard {
-                    listed.append((hash, file.size, file.modified / 1_000_000_000))
+                    continue
+                }
+                guard let hash = EntryHash(fileName: file.name), hash.shard == shard else { continue }
+                if let position = known[hash], let snapshot, file.modified <= snapshot.writtenAt, entries[position].size == file.size {
+                    ranked.append((entries[position], position)) // unchanged since the snapshot
+                } else {
+                    ranked.append(((hash, file.size, file.modified / 1_000_000_000), entries.count + ranked.count))
                 }
             }
         }
-        guard foldersListed > 0 else {
-            return DiskIndex(oldestFirst: snapshot?.entries ?? [])
-        }
-        if let snapshot {
-            // Keep the snapshot's order for trusted folders, and its access
-            // times for listed files that were already known.
-            var known: [EntryHash: Int64] = [:]
-            for entry in snapshot.entries {
-                if trustedFolders[entry.hash.shard] { trusted.append(entry) } else { known[entry.hash] = entry.accessTime }
-            }
-            for i in listed.indices {
-                if let time = known[listed[i].hash] { listed[i].accessTime = max(listed[i].accessTime, time) }
-            }
-            logger.debug("disk cache: listed \(foldersListed) changed folders", metadata: ["path": "\(folder)"])
-        }
-        let merged = (trusted + listed).enumerated().sorted {
-            ($0.element.accessTime, $0.offset) < ($1.element.accessTime, $1.offset)
-        }
-        return DiskIndex(oldestFirst: merged.map(\.element))
+        logger.debug("disk cache: listed \(listedFolders.count) folders", metadata: ["path": "\(folder)"])
+        ranked.sort { ($0.entry.accessTime, $0.rank) < ($1.entry.accessTime, $1.rank) }
+        return DiskIndex(oldestFirst: ranked.map(\.entry))
     }
 
     private static func readSnapshot(_ path: String, logger: Logger) -> IndexSnapshot? {

@@ -1,0 +1,44 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Benchmarks live in their own package so that the library never depends on
+// the benchmark harness. Run from this folder:
+//
+//     swift package --allow-writing-to-package-directory benchmark
+//     swift run -c release HitRatio
+let package = Package(
+    name: "ImagoBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Imago", path: ".."),
+        // Only the malloc interposer: the default traits also pull in
+        // swift-runtime-interposer on Linux with Swift 6.3, which is not needed
+        // for wall-clock and malloc metrics.
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // The seeded workloads shared by the timed benchmarks and the hit-ratio report.
+        .target(
+            name: "CacheWorkloads",
+            dependencies: [
+                .product(name: "Imago", package: "Imago"),
+                .product(name: "ImagoTestSupport", package: "Imago"),
+            ]
+        ),
+        .executableTarget(
+            name: "ImagoBenchmarks",
+            dependencies: [
+                "CacheWorkloads",
+                .product(name: "Imago", package: "Imago"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/ImagoBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+        // Prints the hit ratios of the eviction policies: a ratio, not a timing.
+        .executableTarget(name: "HitRatio", dependencies: ["CacheWorkloads"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,2 @@
+import Imago
+import ImagoTestSupport
