@@ -12,7 +12,7 @@ extension DiskCache {
         let lockPath = path + "/" + lockFileName
         do throws(SystemCallError) {
             try makeDirectories(path)
-            let fd = try POSIXFile.open(lockPath, O_RDWR | O_CREAT)
+            let fd = try POSIXFile.open(lockPath, O_RDONLY | O_CREAT)
             do throws(SystemCallError) {
                 if try POSIXFile.tryLock(fd, path: lockPath) { return fd }
             } catch {

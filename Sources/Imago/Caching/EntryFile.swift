@@ -72,8 +72,9 @@ enum EntryFile {
         let metadataCount = Int(load(prefix, at: 12) as UInt32)
         let bodyCount64: UInt64 = load(prefix, at: 16)
         let stored: UInt64 = load(prefix, at: 24)
-        // Lengths come from the file: compare in UInt64 so a forged length cannot overflow.
-        guard UInt64(headerSize + keyCount + metadataCount) + bodyCount64 == UInt64(fileSize) else {
+        // Lengths come from the file: a forged one must not overflow the sum.
+        let (total, overflow) = UInt64(headerSize + keyCount + metadataCount).addingReportingOverflow(bodyCount64)
+        guard !overflow, total == UInt64(fileSize) else {
             return .corrupt("lengths in the header do not add up to the file size \(fileSize)")
         }
         let bodyCount = Int(bodyCount64)

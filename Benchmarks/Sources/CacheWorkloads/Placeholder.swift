@@ -1,2 +1,0 @@
-import Imago
-import ImagoTestSupport
