@@ -32,7 +32,7 @@ let package = Package(
             ]
         ),
         // Child process for the crash-consistency tests: stores entries until it is killed.
-        .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago"]),
+        .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago", "ImagoTestSupport"]),
         .testTarget(name: "ImagoTests", dependencies: ["Imago", "ImagoTestSupport", "ImagoCacheTorture"]),
     ],
     swiftLanguageModes: [.v6]

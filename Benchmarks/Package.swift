@@ -30,6 +30,7 @@ let package = Package(
             dependencies: [
                 "CacheWorkloads",
                 .product(name: "Imago", package: "Imago"),
+                .product(name: "ImagoTestSupport", package: "Imago"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/ImagoBenchmarks",
