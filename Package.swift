@@ -28,6 +28,7 @@ let package = Package(
             name: "ImagoCLI",
             dependencies: [
                 "Imago",
+                "ImagoTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

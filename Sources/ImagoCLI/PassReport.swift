@@ -1,0 +1,48 @@
+import Foundation
+
+/// Counts and latencies of one pass of the demo, printed as a table row.
+struct PassReport {
+    var name: String
+    var entries = 0
+    var bytes = 0
+    var hits = 0
+    var misses = 0
+    private var latencies: [Duration] = []
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// Runs `body`, recording how long it took.
+    mutating func time<T>(_ body: () throws -> T) rethrows -> T {
+        let start = ContinuousClock.now
+        defer { latencies.append(ContinuousClock.now - start) }
+        return try body()
+    }
+
+    func percentile(_ p: Double) -> Duration {
+        guard !latencies.isEmpty else { return .zero }
+        let sorted = latencies.sorted()
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+    }
+
+    static func printTable(_ rows: [PassReport]) {
+        let header = ["pass", "entries", "KiB", "hits", "misses", "p50 µs", "p99 µs"]
+        let cells = rows.map { row in
+            [row.name, "\(row.entries)", "\(row.bytes / 1024)", "\(row.hits)", "\(row.misses)",
+             microseconds(row.percentile(0.5)), microseconds(row.percentile(0.99))]
+        }
+        let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max() ?? 0 }
+        for line in [header] + cells {
+            print(line.enumerated().map { column, cell in
+                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: widths[column] - cell.count) + cell
+            }.joined(separator: "  "))
+        }
+    }
+
+    private static func microseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return String(format: "%.1f", Double(seconds) * 1e6 + Double(attoseconds) / 1e12)
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what building and testing Imago needs on a fresh Debian machine
+# that already has the Swift toolchain (the packages' -dev headers come from
+# Debian; Swift packages resolve through SwiftPM).
+set -euo pipefail
+
+# System packages: mount (util-linux) for the tmpfs-based disk-full tests.
+# The codec libraries join this list as the decoders land.
+packages=(util-linux)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  else
+    sudo apt-get update -qq
+    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  fi
+fi
+
+command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH (expected the toolchain at /opt/swift)" >&2; exit 1; }
