@@ -19,7 +19,7 @@ func diskCacheBenchmarks() {
     // Every store is under a new key, into a cache far below its size limit:
     // no replacement and no eviction, only the write path.
     let storeFolder = ScratchCache("store")
-    Benchmark("DiskCache store 20 KB", configuration: perOperation) { benchmark, state in
+    Benchmark("DiskCache store 20 KB", configuration: perOperation) { (benchmark: Benchmark, state: StoreState) in
         let i = state.next
         state.next += 1
         do {
@@ -41,7 +41,7 @@ func diskCacheBenchmarks() {
     // Reads of 10,000 stored entries in a uniformly random (pre-drawn) order:
     // every read hits.
     let loadFolder = ScratchCache("load")
-    Benchmark("DiskCache load 20 KB random", configuration: perOperation) { benchmark, state in
+    Benchmark("DiskCache load 20 KB random", configuration: perOperation) { (benchmark: Benchmark, state: LoadState) in
         let i = state.next
         state.next += 1
         let entry = state.cache.cachedData(forKey: state.keys[state.order[i % state.order.count]])

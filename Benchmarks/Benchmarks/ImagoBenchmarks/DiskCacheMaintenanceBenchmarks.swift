@@ -81,7 +81,7 @@ func diskCacheMaintenanceBenchmarks() {
             maxDuration: .seconds(60),
             maxIterations: 10
         )
-    ) { benchmark, state in
+    ) { (benchmark: Benchmark, state: TrimState) in
         do {
             while state.cache.count < entryCount {
                 try state.cache.storeData(state.bodies[state.next % state.bodies.count], metadata: Data(), forKey: DiskWorkload.key(state.next))

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
-import Synchronization
+import Synchronization // Atomic
 
 /// A size-limited, crash-safe disk cache: one file per entry, an in-memory
 /// LRU index, and a snapshot of that index for fast opening.
@@ -38,10 +38,10 @@ public final class DiskCache: DataCaching, Sendable {
         var isClosed = false
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
     private let temporaryFileCounter = Atomic<UInt64>(0)
-    let flushing = Mutex<Void>(())
-    let maintenance = Mutex<Task<Void, Never>?>(nil)
+    let flushing = Locked<Void>(())
+    let maintenance = Locked<Task<Void, Never>?>(nil)
 
     /// Opens (creating it if needed) the cache in the folder at `path`.
     ///
@@ -59,7 +59,7 @@ public final class DiskCache: DataCaching, Sendable {
             POSIXFile.close(lockFile)
             throw DiskCacheError(error, operation: .open, key: nil)
         }
-        state = Mutex(State(index: index, lockFile: lockFile))
+        state = Locked(State(index: index, lockFile: lockFile))
         if index.totalSize > configuration.sizeLimit {
             try trim(toSize: configuration.sizeLimit)
         }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A thread-safe in-memory cache with a count limit, a cost limit and an
 /// optional time to live, evicting with S3-FIFO.
@@ -69,14 +68,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
-    private final class Shard: Sendable {
-        let state: Mutex<CachePolicyState<Key, Value>>
-        init(_ state: CachePolicyState<Key, Value>) { self.state = Mutex(state) }
-    }
-
     /// The configuration the cache was created with.
     public let configuration: Configuration
-    private let shards: [Shard]
+    private let shards: [Locked<CachePolicyState<Key, Value>>]
     private let shardShift: Int
     private let timeToLive: Int64?
     private let now: @Sendable () -> Int64
@@ -102,7 +96,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
                 cost: Self.share(of: totalCost, shard: shard, of: count),
                 entryCost: entryCost
             )
-            return Shard(CachePolicyState(policy: configuration.evictionPolicy, limits: limits))
+            return Locked(CachePolicyState(policy: configuration.evictionPolicy, limits: limits))
         }
         shardShift = 64 - count.trailingZeroBitCount
         timeToLive = configuration.timeToLive.map { $0.nanoseconds }
@@ -115,7 +109,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The value stored for `key`, or nil if there is none or it expired.
     public func value(forKey key: Key) -> Value? {
         let time = timeToLive == nil ? 0 : now()
-        return shard(for: key).state.withLock { $0.value(forKey: key, now: time) }
+        return shard(for: key).withLock { $0.value(forKey: key, now: time) }
     }
 
     /// Stores `value` for `key`, evicting other entries as needed. An entry
@@ -123,7 +117,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// for `key` is removed).
     public func set(_ value: Value, forKey key: Key, cost: Int = 0) {
         let expiry = timeToLive.map { now().addingReportingOverflow($0).partialValue } ?? .max
-        shard(for: key).state.withLock {
+        shard(for: key).withLock {
             _ = $0.setValue(value, forKey: key, cost: max(0, cost), expiry: expiry)
         }
     }
@@ -139,12 +133,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Removes the value for `key` and returns it.
     @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        shard(for: key).state.withLock { $0.removeValue(forKey: key) }
+        shard(for: key).withLock { $0.removeValue(forKey: key) }
     }
 
     /// Removes every entry.
     public func removeAll() {
-        for shard in shards { shard.state.withLock { $0.removeAll() } }
+        for shard in shards { shard.withLock { $0.removeAll() } }
     }
 
     /// Removes the entries whose time to live has passed. Expired entries are
@@ -152,7 +146,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func removeExpired() {
         guard timeToLive != nil else { return }
         let time = now()
-        for shard in shards { shard.state.withLock { $0.removeExpired(now: time) } }
+        for shard in shards { shard.withLock { $0.removeExpired(now: time) } }
     }
 
     /// Evicts entries, in policy order, until the total cost is at most `cost`.
@@ -160,7 +154,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         let total = totalCost
         guard cost < total else { return }
         for shard in shards {
-            shard.state.withLock { $0.evict(toCount: .max, cost: Self.proportion(of: $0.totalCost, cost, total)) }
+            shard.withLock { $0.evict(toCount: .max, cost: Self.proportion(of: $0.totalCost, cost, total)) }
         }
     }
 
@@ -169,19 +163,19 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         let total = totalCount
         guard count < total else { return }
         for shard in shards {
-            shard.state.withLock { $0.evict(toCount: Self.proportion(of: $0.totalCount, count, total), cost: .max) }
+            shard.withLock { $0.evict(toCount: Self.proportion(of: $0.totalCount, count, total), cost: .max) }
         }
     }
 
     /// The number of entries.
-    public var totalCount: Int { shards.reduce(0) { sum, shard in sum + shard.state.withLock { $0.totalCount } } }
+    public var totalCount: Int { shards.reduce(0) { sum, shard in sum + shard.withLock { $0.totalCount } } }
 
     /// The sum of the entries' costs.
-    public var totalCost: Int { shards.reduce(0) { sum, shard in sum + shard.state.withLock { $0.totalCost } } }
+    public var totalCost: Int { shards.reduce(0) { sum, shard in sum + shard.withLock { $0.totalCost } } }
 
     // MARK: Internals
 
-    private func shard(for key: Key) -> Shard {
+    private func shard(for key: Key) -> Locked<CachePolicyState<Key, Value>> {
         // The high bits pick the shard; the dictionaries inside use the low ones.
         shardShift == 64 ? shards[0] : shards[Int(UInt(bitPattern: key.hashValue) >> UInt(shardShift))]
     }
@@ -198,7 +192,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Problems found in the shards' internal structures (empty when sound).
     func checkInvariants() -> [String] {
-        shards.flatMap { shard in shard.state.withLock { $0.checkInvariants() } }
+        shards.flatMap { shard in shard.withLock { $0.checkInvariants() } }
     }
 }
 

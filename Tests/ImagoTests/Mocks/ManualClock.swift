@@ -1,5 +1,6 @@
 import Foundation
-import Synchronization
+
+@testable import Imago
 
 /// A clock that moves only when a test advances it, for time-to-live and
 /// expiry tests that must not sleep. Usable both as a `Clock` (memory cache)
@@ -12,7 +13,7 @@ final class ManualClock: Clock, Sendable {
         static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
-    private let current = Mutex(Instant(offset: .zero))
+    private let current = Locked(Instant(offset: .zero))
     private let epoch: Date
 
     init(epoch: Date = Date(timeIntervalSince1970: 1_700_000_000)) {
