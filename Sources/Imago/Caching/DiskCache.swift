@@ -100,7 +100,7 @@ public final class DiskCache: DataCaching, Sendable {
             if error.code == ENOENT {
                 forgetMissing(record)
             } else {
-                configuration.logger.warning("disk cache: read failed: \(DiskCacheError(error, operation: .store, key: key).detail)", metadata: ["key": "\(key)", "path": "\(file)"])
+                configuration.logger.warning("\(DiskCacheError(error, operation: .load, key: key)); reported as a miss")
             }
             return nil
         }

@@ -20,7 +20,7 @@ public struct DiskCacheError: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// The operation that failed.
     public enum Operation: String, Sendable, Equatable {
-        case open, store, remove, removeAll, snapshot
+        case open, load, store, remove, removeAll, snapshot
     }
 
     /// What went wrong.
