@@ -11,9 +11,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Imago", path: ".."),
-        // Only the malloc interposer: the default traits also pull in
-        // swift-runtime-interposer on Linux with Swift 6.3, which is not needed
-        // for wall-clock and malloc metrics.
+        // Only the MallocInterposer trait: the default traits also enable
+        // RuntimeInterposer, which on Linux with Swift 6.3 needs the package
+        // ordo-one/swift-runtime-interposer, and serves only the ARC metrics
+        // (retain/release counts), which these benchmarks do not use.
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [

@@ -87,30 +87,26 @@ struct CachePolicyState<Key: Hashable, Value> {
             if let slot = index[key] { _ = remove(slot: slot) }
             return false
         }
+        var queue: Queue = policy == .s3fifo ? .small : .main
+        var frequency: UInt8 = 0
         if let slot = index[key] {
-            let i = Int(slot)
-            let delta = cost - nodes[i].cost
-            nodes[i].value = value
-            nodes[i].cost = cost
-            nodes[i].expiry = expiry
-            if nodes[i].queue == .small { small.cost += delta } else { main.cost += delta }
-            recordAccess(slot)
-            evict(toCount: limits.count, cost: limits.cost)
-        } else {
-            // Make room first, as the paper does, so the new entry is not its own victim.
-            evict(toCount: limits.count - 1, cost: limits.cost - cost)
-            let slot = allocate(Node(
-                key: key, value: value, cost: cost, expiry: expiry,
-                frequency: 0, queue: .small, previous: Self.none, next: Self.none
-            ))
-            index[key] = slot
+            // An update keeps the entry's queue and counts as an access; it is
+            // lifted out first so that making room cannot evict it.
+            queue = nodes[Int(slot)].queue
+            frequency = min(nodes[Int(slot)].frequency + 1, Self.maxFrequency)
+            _ = remove(slot: slot)
+        } else if policy == .s3fifo, ghost.remove(key.hashValue) {
             // A key seen recently (still in the ghost queue) skips probation.
-            if policy == .s3fifo, ghost.remove(key.hashValue) {
-                push(slot, to: .main)
-            } else {
-                push(slot, to: policy == .s3fifo ? .small : .main)
-            }
+            queue = .main
         }
+        // Make room first, as the paper does, so the entry is not its own victim.
+        evict(toCount: limits.count - 1, cost: limits.cost - cost)
+        let slot = allocate(Node(
+            key: key, value: value, cost: cost, expiry: expiry,
+            frequency: frequency, queue: queue, previous: Self.none, next: Self.none
+        ))
+        index[key] = slot
+        push(slot, to: queue)
         return true
     }
 

@@ -150,9 +150,12 @@ struct MemoryCacheTests {
         #expect(MemoryCache<Int, Int>.Configuration(shardCount: 6).resolvedShardCount == 4)
     }
 
-    @Test("random operation sequences keep the invariants and agree with a dictionary", arguments: [EvictionPolicy.s3fifo, .lru])
-    func randomOperations(policy: EvictionPolicy) {
-        var generator = SeededGenerator(seed: 2024)
+    @Test(
+        "random operation sequences keep the invariants and agree with a dictionary",
+        arguments: [EvictionPolicy.s3fifo, .lru], [UInt64(2024), 7, 99, 31_337]
+    )
+    func randomOperations(policy: EvictionPolicy, seed: UInt64) {
+        var generator = SeededGenerator(seed: seed)
         let cache = MemoryCache<Int, Int>(configuration: .init(
             countLimit: 50, costLimit: 2000, entryCostLimitFraction: 0.2, evictionPolicy: policy, shardCount: 2))
         var latest: [Int: Int] = [:] // the last value set for each key
