@@ -43,7 +43,7 @@ final class TmpfsMount {
 }
 
 @Suite(
-    "DiskCache on a failing file system",
+    "DiskCache on a full or read-only file system",
     .enabled(if: TmpfsMount.isSupported, "skipped: mounting a tmpfs needs root (CAP_SYS_ADMIN)")
 )
 struct DiskCacheFileSystemFailureTests {
@@ -122,5 +122,71 @@ struct DiskCacheFileSystemFailureTests {
         } throws: { ($0 as? DiskCacheError)?.code == .readOnly }
         #expect(cache.cachedData(forKey: "a")?.data == Data("kept".utf8))
         cache.close() // the snapshot cannot be written: logged, not fatal
+    }
+}
+
+/// Marks a folder immutable (`chattr +i`), which refuses changes with EPERM
+/// even to root, for a real permission error in tests that run as root.
+final class ImmutableFolder {
+    let path: String
+
+    static let isSupported: Bool = {
+        let probe = TemporaryDirectory("imago-immutable")
+        guard let folder = try? ImmutableFolder(probe.path) else { return false }
+        let refused = !FileManager.default.createFile(atPath: probe.appending("x"), contents: Data())
+        folder.release()
+        return refused
+    }()
+
+    init(_ path: String) throws {
+        self.path = path
+        try Self.chattr("+i", path)
+    }
+
+    func release() {
+        try? Self.chattr("-i", path)
+    }
+
+    deinit { release() }
+
+    private static func chattr(_ flag: String, _ path: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        process.arguments = [flag, path]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteNoPermission) }
+    }
+}
+
+@Suite(
+    "DiskCache without permission",
+    .enabled(if: ImmutableFolder.isSupported, "skipped: chattr +i is not available on this file system")
+)
+struct DiskCachePermissionTests {
+    @Test("a folder the process may not change gives permissionDenied; reads keep working")
+    func permissionDenied() throws {
+        // Given a cache whose entry's sub-folder the process may not change
+        let folder = TemporaryDirectory()
+        let cache = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
+        try cache.storeData(Data("kept".utf8), metadata: Data(), forKey: "a")
+        let shard = folder.path + "/" + EntryHash.shardName(EntryHash(key: "a").shard)
+        let immutable = try ImmutableFolder(shard)
+        defer { immutable.release() }
+        // When the entry is replaced or removed
+        // Then each fails with a typed error naming the key, and the old entry is intact
+        #expect {
+            try cache.storeData(Data("new".utf8), metadata: Data(), forKey: "a")
+        } throws: { error in
+            let error = error as? DiskCacheError
+            return error?.code == .permissionDenied && error?.key == "a" && error?.operation == .store
+        }
+        #expect {
+            try cache.removeData(forKey: "a")
+        } throws: { ($0 as? DiskCacheError)?.code == .permissionDenied }
+        #expect(cache.cachedData(forKey: "a")?.data == Data("kept".utf8))
+        immutable.release()
+        cache.close()
     }
 }
