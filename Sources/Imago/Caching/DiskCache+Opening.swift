@@ -32,10 +32,11 @@ extension DiskCache {
     static func loadIndex(folder: String, logger: Logger) throws(SystemCallError) -> DiskIndex {
         let snapshot = readSnapshot(folder + "/" + snapshotFileName, logger: logger)
         let entries = snapshot?.entries ?? []
+        let margin = snapshot?.trustMarginNanoseconds ?? 0
         var listedFolders = Set<Int>()
         for shard in 0..<IndexSnapshot.folderCount {
             let modified = try POSIXFile.modificationTime(folder + "/" + EntryHash.shardName(shard))
-            if snapshot?.trusts(folder: shard, modifiedAt: modified) != true { listedFolders.insert(shard) }
+            if snapshot?.trusts(folder: shard, modifiedAt: modified, margin: margin) != true { listedFolders.insert(shard) }
         }
         guard !listedFolders.isEmpty else { return DiskIndex(oldestFirst: entries) }
 

@@ -37,12 +37,21 @@ struct IndexSnapshot: Sendable {
         self.entries = entries
     }
 
+    /// How long before the snapshot a folder must have been last modified for
+    /// its listing to be trusted. File systems stamp times from a coarse clock,
+    /// so a change made shortly after an earlier one can leave the time
+    /// unchanged: a few milliseconds on Linux file systems with sub-second
+    /// timestamps (ext4, tmpfs, xfs, btrfs; APFS too), whole seconds on ext3
+    /// or HFS+, two on FAT. Sub-second digits in the recorded times tell which.
+    var trustMarginNanoseconds: Int64 {
+        let fine = folderModificationTimes.contains { ($0 ?? 0) % 1_000_000_000 != 0 }
+        return fine ? 100_000_000 : 2_000_000_000
+    }
+
     /// Whether a folder's listing in this snapshot can be trusted, given the
-    /// folder's modification time now. File systems stamp times from a coarse
-    /// clock, so a change made within a few milliseconds of an earlier one can
-    /// leave the time unchanged: a folder touched less than `margin` before
-    /// the snapshot is listed again rather than trusted.
-    func trusts(folder: Int, modifiedAt current: Int64?, marginNanoseconds margin: Int64 = 2_000_000_000) -> Bool {
+    /// folder's modification time now: unchanged, and older than the snapshot
+    /// by more than the margin.
+    func trusts(folder: Int, modifiedAt current: Int64?, margin: Int64) -> Bool {
         let recorded = folderModificationTimes[folder]
         guard recorded == current else { return false }
         guard let current else { return true }

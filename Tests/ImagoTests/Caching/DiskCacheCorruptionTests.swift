@@ -188,7 +188,7 @@ struct DiskCacheCorruptionTests {
         let snapshot = try #require(IndexSnapshot(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: folder.appending("index"))))))
         #expect((0..<256).allSatisfy { shard in
             let path = folder.path + "/" + EntryHash.shardName(shard)
-            return snapshot.trusts(folder: shard, modifiedAt: try? POSIXFile.modificationTime(path))
+            return snapshot.trusts(folder: shard, modifiedAt: try? POSIXFile.modificationTime(path), margin: snapshot.trustMarginNanoseconds)
         })
     }
 }

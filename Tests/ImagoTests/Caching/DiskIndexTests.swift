@@ -67,12 +67,24 @@ struct DiskIndexTests {
 
     @Test("a folder is trusted only if unchanged and last modified well before the snapshot")
     func trust() {
-        let snapshot = IndexSnapshot(writtenAt: 10_000_000_000, folderModificationTimes: [nil, 5_000_000_000, 9_000_000_000] + Array(repeating: nil, count: 253), entries: [])
-        #expect(snapshot.trusts(folder: 0, modifiedAt: nil))
-        #expect(!snapshot.trusts(folder: 0, modifiedAt: 1))
-        #expect(snapshot.trusts(folder: 1, modifiedAt: 5_000_000_000))
-        #expect(!snapshot.trusts(folder: 1, modifiedAt: 5_000_000_001))
-        #expect(!snapshot.trusts(folder: 2, modifiedAt: 9_000_000_000)) // within the margin
+        // Whole-second timestamps (ext3, FAT): a 2 s margin.
+        let coarse = IndexSnapshot(
+            writtenAt: 10_000_000_000,
+            folderModificationTimes: [nil, 5_000_000_000, 9_000_000_000] + Array(repeating: nil, count: 253), entries: [])
+        #expect(coarse.trustMarginNanoseconds == 2_000_000_000)
+        let margin = coarse.trustMarginNanoseconds
+        #expect(coarse.trusts(folder: 0, modifiedAt: nil, margin: margin))
+        #expect(!coarse.trusts(folder: 0, modifiedAt: 1, margin: margin))
+        #expect(coarse.trusts(folder: 1, modifiedAt: 5_000_000_000, margin: margin))
+        #expect(!coarse.trusts(folder: 1, modifiedAt: 5_000_000_001, margin: margin))
+        #expect(!coarse.trusts(folder: 2, modifiedAt: 9_000_000_000, margin: margin)) // within the margin
+        // Sub-second timestamps (ext4, tmpfs): only the coarse clock's tick matters.
+        let fine = IndexSnapshot(
+            writtenAt: 10_000_000_000,
+            folderModificationTimes: [9_800_000_123, 9_950_000_456] + Array(repeating: nil, count: 254), entries: [])
+        #expect(fine.trustMarginNanoseconds == 100_000_000)
+        #expect(fine.trusts(folder: 0, modifiedAt: 9_800_000_123, margin: fine.trustMarginNanoseconds))
+        #expect(!fine.trusts(folder: 1, modifiedAt: 9_950_000_456, margin: fine.trustMarginNanoseconds))
     }
 
     @Test("file names round-trip through EntryHash; other names are rejected")
