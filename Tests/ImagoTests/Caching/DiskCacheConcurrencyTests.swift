@@ -43,11 +43,8 @@ struct DiskCacheConcurrencyTests {
             }
         }
         // Then the accounting matches the disk and the index is sound
+        expectConsistent(cache)
         let disk = CacheFolderInspection(path: folder.path)
-        #expect(cache.totalSize == disk.entryBytes)
-        #expect(cache.count == disk.entryFiles.count)
-        #expect(disk.temporaryFiles.isEmpty)
-        #expect(cache.state.withLock { $0.index.checkInvariants() }.isEmpty)
         // And a reopened cache agrees
         cache.close()
         let reopened = try DiskCache(path: folder.path, configuration: .init(sizeLimit: limit, maintenanceInterval: nil))

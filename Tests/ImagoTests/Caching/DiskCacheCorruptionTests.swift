@@ -23,13 +23,6 @@ struct DiskCacheCorruptionTests {
         try bytes.write(to: URL(fileURLWithPath: path))
     }
 
-    func expectConsistent(_ cache: DiskCache, sourceLocation: SourceLocation = #_sourceLocation) {
-        let disk = CacheFolderInspection(path: cache.path)
-        #expect(cache.totalSize == disk.entryBytes, sourceLocation: sourceLocation)
-        #expect(cache.count == disk.entryFiles.count, sourceLocation: sourceLocation)
-        #expect(cache.state.withLock { $0.index.checkInvariants() }.isEmpty, sourceLocation: sourceLocation)
-    }
-
     enum Damage: String, CaseIterable, Sendable {
         case flipBodyByte, flipHeaderByte, flipKeyByte, flipMetadataByte
         case truncateBody, truncateToHeader, truncateToZero, appendGarbage

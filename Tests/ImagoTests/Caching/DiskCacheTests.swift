@@ -15,14 +15,6 @@ struct DiskCacheTests {
         ))
     }
 
-    /// The cache's accounting agrees with the files on disk and its index is sound.
-    func expectConsistent(_ cache: DiskCache, sourceLocation: SourceLocation = #_sourceLocation) {
-        let disk = CacheFolderInspection(path: cache.path)
-        #expect(cache.totalSize == disk.entryBytes, sourceLocation: sourceLocation)
-        #expect(cache.count == disk.entryFiles.count, sourceLocation: sourceLocation)
-        #expect(disk.temporaryFiles.isEmpty, sourceLocation: sourceLocation)
-        #expect(cache.state.withLock { $0.index.checkInvariants() }.isEmpty, sourceLocation: sourceLocation)
-    }
 
     @Test("stores and loads data with its metadata; replaces and removes")
     func roundTrip() throws {

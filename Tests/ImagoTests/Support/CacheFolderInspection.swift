@@ -1,4 +1,7 @@
 import Foundation
+import Testing
+
+@testable import Imago
 
 /// What a disk cache folder holds, read straight from the file system, to
 /// check the cache's own accounting against.
@@ -31,4 +34,14 @@ func testData(count: Int, seed: UInt64) -> Data {
         state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
         return UInt8(truncatingIfNeeded: state >> 33)
     })
+}
+
+/// Expects the cache's accounting to match the files on disk, no temporary
+/// file to be left, and the index to be sound.
+func expectConsistent(_ cache: DiskCache, sourceLocation: SourceLocation = #_sourceLocation) {
+    let disk = CacheFolderInspection(path: cache.path)
+    #expect(cache.totalSize == disk.entryBytes, "total size", sourceLocation: sourceLocation)
+    #expect(cache.count == disk.entryFiles.count, "count", sourceLocation: sourceLocation)
+    #expect(disk.temporaryFiles.isEmpty, "temporary files left", sourceLocation: sourceLocation)
+    #expect(cache.state.withLock { $0.index.checkInvariants() }.isEmpty, sourceLocation: sourceLocation)
 }
