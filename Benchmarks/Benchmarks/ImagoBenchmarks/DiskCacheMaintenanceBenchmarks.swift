@@ -107,9 +107,9 @@ func diskCacheMaintenanceBenchmarks() {
 /// Fills a new cache in `folder` with `entryCount` entries of 200 bytes and
 /// closes it, which saves the index snapshot; returns the folder's path.
 ///
-/// The snapshot vouches only for sub-folders last modified more than two
-/// seconds before it was written (file times can be coarse), so the cache
-/// waits that long before closing: otherwise the first opens would list
+/// The snapshot vouches only for sub-folders last modified some time before
+/// it was written (at most 2 s: file times can be coarse), so the cache waits
+/// longer than that before closing; otherwise the first opens would list
 /// every folder, as after a crash.
 private func makeClosedCache(_ folder: ScratchCache, entryCount: Int) async throws -> String {
     let cache = try folder.open()

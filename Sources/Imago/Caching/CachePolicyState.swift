@@ -13,61 +13,82 @@
 ///
 /// All queues are doubly linked lists threaded through one array of nodes, so
 /// every operation is O(1) amortised and allocation-free once warm.
+@usableFromInline
 struct CachePolicyState<Key: Hashable, Value> {
-    struct Limits {
-        var count: Int
-        var cost: Int
-        var entryCost: Int
+    @usableFromInline
+    struct Limits: Sendable {
+        @usableFromInline var count: Int
+        @usableFromInline var cost: Int
+        @usableFromInline var entryCost: Int
     }
 
-    fileprivate enum Queue: UInt8 {
+    @usableFromInline
+    enum Queue: UInt8, Sendable {
         case small, main, free
     }
 
-    fileprivate struct Node {
-        var key: Key?
-        var value: Value?
-        var cost: Int
+    @usableFromInline
+    struct Node {
+        @usableFromInline var key: Key?
+        @usableFromInline var value: Value?
+        @usableFromInline var cost: Int
         /// Nanoseconds on the cache's clock after which the entry is expired.
-        var expiry: Int64
-        var frequency: UInt8
-        var queue: Queue
-        var previous: Int32
-        var next: Int32
+        @usableFromInline var expiry: Int64
+        @usableFromInline var frequency: UInt8
+        @usableFromInline var queue: Queue
+        @usableFromInline var previous: Int32
+        @usableFromInline var next: Int32
+
+        @inlinable
+        init(key: Key?, value: Value?, cost: Int, expiry: Int64, frequency: UInt8, queue: Queue, previous: Int32, next: Int32) {
+            self.key = key
+            self.value = value
+            self.cost = cost
+            self.expiry = expiry
+            self.frequency = frequency
+            self.queue = queue
+            self.previous = previous
+            self.next = next
+        }
     }
 
     /// A FIFO list of node indices; `head` is the newest, `tail` the oldest.
-    private struct List {
-        var head: Int32 = -1
-        var tail: Int32 = -1
-        var count = 0
-        var cost = 0
+    @usableFromInline
+    struct List: Sendable {
+        @usableFromInline var head: Int32 = -1
+        @usableFromInline var tail: Int32 = -1
+        @usableFromInline var count = 0
+        @usableFromInline var cost = 0
+
+        @inlinable init() {}
     }
 
-    private static var none: Int32 { -1 }
-    private static var maxFrequency: UInt8 { 3 }
+    @inlinable static var none: Int32 { -1 }
+    @inlinable static var maxFrequency: UInt8 { 3 }
 
-    let policy: EvictionPolicy
-    private(set) var limits: Limits
-    private var nodes: [Node] = []
-    private var freeNodes: [Int32] = []
-    private var index: [Key: Int32] = [:]
-    private var small = List()
-    private var main = List()
-    private var ghost = GhostQueue()
+    @usableFromInline let policy: EvictionPolicy
+    @usableFromInline var limits: Limits
+    @usableFromInline var nodes: [Node] = []
+    @usableFromInline var freeNodes: [Int32] = []
+    @usableFromInline var index: [Key: Int32] = [:]
+    @usableFromInline var small = List()
+    @usableFromInline var main = List()
+    @usableFromInline var ghost = GhostQueue()
 
+    @usableFromInline
     init(policy: EvictionPolicy, limits: Limits) {
         self.policy = policy
         self.limits = limits
     }
 
-    var totalCount: Int { small.count + main.count }
-    var totalCost: Int { small.cost + main.cost }
+    @inlinable var totalCount: Int { small.count + main.count }
+    @inlinable var totalCost: Int { small.cost + main.cost }
 
     // MARK: Operations
 
     /// The value for `key`, counting the access; nil (and the entry removed)
     /// if it expired at or before `now`.
+    @inlinable
     mutating func value(forKey key: Key, now: Int64) -> Value? {
         guard let slot = index[key] else { return nil }
         let i = Int(slot)
@@ -81,40 +102,46 @@ struct CachePolicyState<Key: Hashable, Value> {
 
     /// Stores `value`. Returns false (and removes any older value for `key`)
     /// when the entry alone is costlier than the entry cost limit.
-    @discardableResult
-    mutating func setValue(_ value: Value, forKey key: Key, cost: Int, expiry: Int64) -> Bool {
+    @inlinable @discardableResult
+        mutating func setValue(_ value: Value, forKey key: Key, cost: Int, expiry: Int64) -> Bool {
         guard cost <= limits.entryCost, cost <= limits.cost, limits.count > 0 else {
             if let slot = index[key] { _ = remove(slot: slot) }
             return false
         }
-        var queue: Queue = policy == .s3fifo ? .small : .main
-        var frequency: UInt8 = 0
         if let slot = index[key] {
-            // An update keeps the entry's queue and counts as an access; it is
-            // lifted out first so that making room cannot evict it.
-            queue = nodes[Int(slot)].queue
-            frequency = min(nodes[Int(slot)].frequency + 1, Self.maxFrequency)
-            _ = remove(slot: slot)
-        } else if policy == .s3fifo, ghost.remove(key.hashValue) {
-            // A key seen recently (still in the ghost queue) skips probation.
-            queue = .main
+            // An update counts as an access. The entry leaves its list while
+            // room is made, so that it cannot be its own victim.
+            let i = Int(slot)
+            let queue = nodes[i].queue
+            unlink(slot)
+            evict(toCount: limits.count - 1, cost: limits.cost - cost)
+            nodes[i].value = value
+            nodes[i].cost = cost
+            nodes[i].expiry = expiry
+            nodes[i].frequency = min(nodes[i].frequency + 1, Self.maxFrequency)
+            push(slot, to: queue)
+            return true
         }
+        // A key seen recently (still in the ghost queue) skips probation.
+        let queue: Queue = policy == .lru || ghost.remove(key.hashValue) ? .main : .small
         // Make room first, as the paper does, so the entry is not its own victim.
         evict(toCount: limits.count - 1, cost: limits.cost - cost)
         let slot = allocate(Node(
             key: key, value: value, cost: cost, expiry: expiry,
-            frequency: frequency, queue: queue, previous: Self.none, next: Self.none
+            frequency: 0, queue: queue, previous: Self.none, next: Self.none
         ))
         index[key] = slot
         push(slot, to: queue)
         return true
     }
 
+    @inlinable
     mutating func removeValue(forKey key: Key) -> Value? {
         guard let slot = index[key] else { return nil }
         return remove(slot: slot)
     }
 
+    @inlinable
     mutating func removeAll() {
         nodes.removeAll()
         freeNodes.removeAll()
@@ -125,6 +152,7 @@ struct CachePolicyState<Key: Hashable, Value> {
     }
 
     /// Removes every entry that expired at or before `now`. O(n).
+    @inlinable
     mutating func removeExpired(now: Int64) {
         for slot in nodes.indices where nodes[slot].queue != .free && nodes[slot].expiry <= now {
             _ = remove(slot: Int32(slot))
@@ -132,12 +160,14 @@ struct CachePolicyState<Key: Hashable, Value> {
     }
 
     /// Evicts entries in policy order until both totals are within the limits.
+    @inlinable
     mutating func evict(toCount countLimit: Int, cost costLimit: Int) {
         while totalCount > 0, totalCount > countLimit || totalCost > costLimit {
             evictOne(countLimit: countLimit, costLimit: costLimit)
         }
     }
 
+    @inlinable
     mutating func setLimits(_ newLimits: Limits) {
         limits = newLimits
         evict(toCount: limits.count, cost: limits.cost)
@@ -145,7 +175,8 @@ struct CachePolicyState<Key: Hashable, Value> {
 
     // MARK: Eviction
 
-    private mutating func evictOne(countLimit: Int, costLimit: Int) {
+    @inlinable
+    mutating func evictOne(countLimit: Int, costLimit: Int) {
         guard policy == .s3fifo else {
             _ = remove(slot: main.tail)
             return
@@ -161,7 +192,8 @@ struct CachePolicyState<Key: Hashable, Value> {
     /// Walks the small queue from its oldest entry: entries read while on
     /// probation are promoted to the main queue; the first one that was not is
     /// evicted and its key remembered in the ghost queue.
-    private mutating func evictFromSmall() {
+    @inlinable
+    mutating func evictFromSmall() {
         while small.tail != Self.none {
             let slot = small.tail
             let i = Int(slot)
@@ -181,7 +213,8 @@ struct CachePolicyState<Key: Hashable, Value> {
 
     /// Gives every entry read since its last pass another round (one less
     /// frequency) and evicts the first one that was not read.
-    private mutating func evictFromMain() {
+    @inlinable
+    mutating func evictFromMain() {
         while main.tail != Self.none {
             let slot = main.tail
             let i = Int(slot)
@@ -198,7 +231,8 @@ struct CachePolicyState<Key: Hashable, Value> {
 
     // MARK: Nodes and lists
 
-    private mutating func recordAccess(_ slot: Int32) {
+    @inlinable
+    mutating func recordAccess(_ slot: Int32) {
         let i = Int(slot)
         switch policy {
         case .s3fifo:
@@ -211,7 +245,8 @@ struct CachePolicyState<Key: Hashable, Value> {
         }
     }
 
-    private mutating func allocate(_ node: Node) -> Int32 {
+    @inlinable
+    mutating func allocate(_ node: Node) -> Int32 {
         if let slot = freeNodes.popLast() {
             nodes[Int(slot)] = node
             return slot
@@ -220,7 +255,8 @@ struct CachePolicyState<Key: Hashable, Value> {
         return Int32(nodes.count - 1)
     }
 
-    private mutating func remove(slot: Int32) -> Value? {
+    @inlinable
+    mutating func remove(slot: Int32) -> Value? {
         unlink(slot)
         let value = nodes[Int(slot)].value
         release(slot)
@@ -228,7 +264,8 @@ struct CachePolicyState<Key: Hashable, Value> {
     }
 
     /// Frees a node that is already unlinked, dropping its key and value.
-    private mutating func release(_ slot: Int32) {
+    @inlinable
+    mutating func release(_ slot: Int32) {
         let i = Int(slot)
         if let key = nodes[i].key { index.removeValue(forKey: key) }
         nodes[i].key = nil
@@ -237,7 +274,8 @@ struct CachePolicyState<Key: Hashable, Value> {
         freeNodes.append(slot)
     }
 
-    private mutating func push(_ slot: Int32, to queue: Queue) {
+    @inlinable
+    mutating func push(_ slot: Int32, to queue: Queue) {
         let i = Int(slot)
         nodes[i].queue = queue
         nodes[i].previous = Self.none
@@ -251,7 +289,8 @@ struct CachePolicyState<Key: Hashable, Value> {
         }
     }
 
-    private mutating func unlink(_ slot: Int32) {
+    @inlinable
+    mutating func unlink(_ slot: Int32) {
         let i = Int(slot)
         let previous = nodes[i].previous
         let next = nodes[i].next
@@ -265,7 +304,8 @@ struct CachePolicyState<Key: Hashable, Value> {
         nodes[i].next = Self.none
     }
 
-    private mutating func withList(_ queue: Queue, _ body: (inout List, inout [Node]) -> Void) {
+    @inlinable
+    mutating func withList(_ queue: Queue, _ body: (inout List, inout [Node]) -> Void) {
         switch queue {
         case .small: body(&small, &nodes)
         case .main: body(&main, &nodes)
@@ -307,12 +347,16 @@ struct CachePolicyState<Key: Hashable, Value> {
 
 /// The keys (as hash values) of entries recently evicted from the small queue,
 /// oldest first, in a ring buffer with a multiset for membership.
-private struct GhostQueue: Sendable {
-    private var ring: [Int] = []
-    private var start = 0
-    private var ringCount = 0
-    private var members: [Int: Int] = [:]
+@usableFromInline
+struct GhostQueue: Sendable {
+    @usableFromInline var ring: [Int] = []
+    @usableFromInline var start = 0
+    @usableFromInline var ringCount = 0
+    @usableFromInline var members: [Int: Int] = [:]
 
+    @inlinable init() {}
+
+    @inlinable
     mutating func insert(_ hash: Int, capacity: Int) {
         while ringCount >= capacity, ringCount > 0 { popOldest() }
         if ring.count == ringCount {
@@ -328,13 +372,15 @@ private struct GhostQueue: Sendable {
     /// Removes one occurrence of `hash` from the membership and tells whether
     /// it was there. Its ring slot is left to age out; the ghost queue is a
     /// hint, so the rare miscount this allows costs at most one promotion.
+    @inlinable
     mutating func remove(_ hash: Int) -> Bool {
         guard let n = members[hash] else { return false }
         members[hash] = n > 1 ? n - 1 : nil
         return true
     }
 
-    private mutating func popOldest() {
+    @inlinable
+    mutating func popOldest() {
         let hash = ring[start]
         start = (start + 1) % ring.count
         ringCount -= 1

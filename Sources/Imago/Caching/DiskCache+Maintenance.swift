@@ -97,7 +97,7 @@ extension DiskCache {
             }
             guard let snapshot else { return }
             let destination = path + "/" + Self.snapshotFileName
-            let temporary = destination + Self.temporaryPrefix + "\(getpid())"
+            let temporary = destination + Self.temporaryPrefix + "\(Self.processID)"
             do throws(SystemCallError) {
                 let fd = try POSIXFile.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
                 defer { POSIXFile.close(fd) }

@@ -135,7 +135,7 @@ public final class DiskCache: DataCaching, Sendable {
             )
         }
         try checkOpen(.store, key: key)
-        let temporary = folderPath(hash.shard) + "/.tmp-\(getpid())-\(temporaryFileCounter.add(1, ordering: .relaxed).newValue)"
+        let temporary = folderPath(hash.shard) + "/.tmp-\(Self.processID)-\(temporaryFileCounter.add(1, ordering: .relaxed).newValue)"
         let prefix = EntryFile.prefix(key: keyBytes, metadata: metadata, body: data)
         try writeTemporaryFile(temporary, prefix: prefix, body: data, shard: hash.shard, key: key)
         let time = currentTime()
@@ -271,6 +271,9 @@ public final class DiskCache: DataCaching, Sendable {
     func currentTime() -> Int64 {
         Int64(configuration.currentDate().timeIntervalSince1970.rounded(.down))
     }
+
+    /// Part of every temporary file's name; getpid() is a system call.
+    static let processID = getpid()
 
     func folderPath(_ shard: Int) -> String {
         path + "/" + EntryHash.shardName(shard)

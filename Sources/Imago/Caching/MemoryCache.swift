@@ -70,10 +70,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The configuration the cache was created with.
     public let configuration: Configuration
-    private let shards: [Locked<CachePolicyState<Key, Value>>]
-    private let shardShift: Int
-    private let timeToLive: Int64?
-    private let now: @Sendable () -> Int64
+    // The hot path is @inlinable so that a client's MemoryCache<K, V> is
+    // specialised in its own module: unspecialised generic code measured 330
+    // ns per operation against about 100 specialised (Benchmarks/).
+    @usableFromInline let shards: [Locked<CachePolicyState<Key, Value>>]
+    @usableFromInline let shardShift: Int
+    @usableFromInline let timeToLive: Int64?
+    @usableFromInline let now: @Sendable () -> Int64
 
     /// Creates a cache whose time to live is measured on `ContinuousClock`.
     public convenience init(configuration: Configuration = Configuration()) {
@@ -107,6 +110,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     // MARK: Access
 
     /// The value stored for `key`, or nil if there is none or it expired.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         let time = timeToLive == nil ? 0 : now()
         return shard(for: key).withLock { $0.value(forKey: key, now: time) }
@@ -115,6 +119,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Stores `value` for `key`, evicting other entries as needed. An entry
     /// costlier than the entry cost limit is not stored (and any older value
     /// for `key` is removed).
+    @inlinable
     public func set(_ value: Value, forKey key: Key, cost: Int = 0) {
         let expiry = timeToLive.map { now().addingReportingOverflow($0).partialValue } ?? .max
         shard(for: key).withLock {
@@ -123,6 +128,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// Reads or writes the value for `key`; assigning nil removes it.
+    @inlinable
     public subscript(key: Key) -> Value? {
         get { value(forKey: key) }
         set {
@@ -131,7 +137,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// Removes the value for `key` and returns it.
-    @discardableResult
+    @inlinable @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
         shard(for: key).withLock { $0.removeValue(forKey: key) }
     }
@@ -175,7 +181,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     // MARK: Internals
 
-    private func shard(for key: Key) -> Locked<CachePolicyState<Key, Value>> {
+    @inlinable
+    func shard(for key: Key) -> Locked<CachePolicyState<Key, Value>> {
         // The high bits pick the shard; the dictionaries inside use the low ones.
         shardShift == 64 ? shards[0] : shards[Int(UInt(bitPattern: key.hashValue) >> UInt(shardShift))]
     }

@@ -16,15 +16,29 @@ import Darwin
 /// gave 11 reports; the same program with a pthread mutex gave none). With a
 /// pthread mutex the CI run under `--sanitize=thread` stays meaningful.
 ///
+@usableFromInline
 final class Locked<Value> {
-    private var value: Value
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
+    @usableFromInline
     init(_ value: Value) {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
+        #if canImport(Glibc)
+        // Adaptive: spin briefly before sleeping in the kernel. The memory
+        // cache's shards are held for tens of nanoseconds, far less than a
+        // sleep and wake-up (measured: 104 ns/op with two threads against
+        // 140-168 for the default kind).
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        #else
         pthread_mutex_init(mutex, nil)
+        #endif
     }
 
     deinit {
@@ -33,6 +47,7 @@ final class Locked<Value> {
     }
 
     /// Runs `body` with the mutex held. Keep it short: no waiting, no user code.
+    @inlinable
     func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
