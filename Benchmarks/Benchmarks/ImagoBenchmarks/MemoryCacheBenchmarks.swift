@@ -36,18 +36,29 @@ func memoryCacheBenchmarks() {
 
     // The same million operations on one cache from two threads, each
     // replaying its own half of the trace; the wall clock covers both.
-    Benchmark("MemoryCache S3-FIFO mixed 2 threads", configuration: configuration) { benchmark, workload in
-        let cache = MixedWorkload.makeCache(policy: .s3fifo)
-        let half = workload.keys.count / 2
-        let slices = [0..<half, half..<workload.keys.count]
-        benchmark.startMeasurement()
-        // concurrentPerform runs one slice on this thread and one on a Dispatch worker thread.
-        DispatchQueue.concurrentPerform(iterations: slices.count) { slice in
-            blackHole(workload.run(on: cache, operations: slices[slice]))
+    func twoThreads(_ name: String, shardCount: Int?) {
+        Benchmark(name, configuration: configuration) { benchmark, workload in
+            let cache = MixedWorkload.makeCache(policy: .s3fifo, shardCount: shardCount)
+            let half = workload.keys.count / 2
+            let slices = [0..<half, half..<workload.keys.count]
+            benchmark.startMeasurement()
+            // concurrentPerform runs one slice on this thread and one on a Dispatch worker thread.
+            DispatchQueue.concurrentPerform(iterations: slices.count) { slice in
+                blackHole(workload.run(on: cache, operations: slices[slice]))
+            }
+            benchmark.stopMeasurement()
+            blackHole(cache)
+        } setup: {
+            MixedWorkload()
         }
-        benchmark.stopMeasurement()
-        blackHole(cache)
-    } setup: {
-        MixedWorkload()
+    }
+
+    twoThreads("MemoryCache S3-FIFO mixed 2 threads", shardCount: nil)
+    // How the shard count trades one-thread speed against two-thread scaling.
+    for shards in [2, 4] {
+        singleThreaded("MemoryCache S3-FIFO \(shards) shards mixed 1 thread", policy: .s3fifo, shardCount: shards)
+    }
+    for shards in [1, 2, 4] {
+        twoThreads("MemoryCache S3-FIFO \(shards) shard\(shards == 1 ? "" : "s") mixed 2 threads", shardCount: shards)
     }
 }
