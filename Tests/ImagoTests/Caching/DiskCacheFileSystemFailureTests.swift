@@ -3,6 +3,17 @@ import Testing
 
 @testable import Imago
 
+/// Runs a system tool (mount, chattr) and fails unless it exits with 0.
+func runTool(_ tool: String, _ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: tool)
+    process.arguments = arguments
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: ["tool": tool]) }
+}
+
 /// A small tmpfs mounted for one test, to produce real ENOSPC and EROFS errors.
 /// Mounting needs root (CAP_SYS_ADMIN); CI runs as root.
 final class TmpfsMount {
@@ -18,28 +29,18 @@ final class TmpfsMount {
     init(sizeKiB: Int) throws {
         path = parent.appending("mnt")
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(sizeKiB)k", "tmpfs", path])
+        try runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=\(sizeKiB)k", "tmpfs", path])
     }
 
     func remountReadOnly() throws {
-        try Self.run("/bin/mount", ["-o", "remount,ro", path])
+        try runTool("/bin/mount", ["-o", "remount,ro", path])
     }
 
     func unmount() {
-        try? Self.run("/bin/umount", ["-l", path])
+        try? runTool("/bin/umount", ["-l", path])
     }
 
     deinit { unmount() }
-
-    private static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
-    }
 }
 
 @Suite(
@@ -140,24 +141,14 @@ final class ImmutableFolder {
 
     init(_ path: String) throws {
         self.path = path
-        try Self.chattr("+i", path)
+        try runTool("/usr/bin/chattr", ["+i", path])
     }
 
     func release() {
-        try? Self.chattr("-i", path)
+        try? runTool("/usr/bin/chattr", ["-i", path])
     }
 
     deinit { release() }
-
-    private static func chattr(_ flag: String, _ path: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
-        process.arguments = [flag, path]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteNoPermission) }
-    }
 }
 
 @Suite(
