@@ -196,7 +196,7 @@ public final class DiskCache: DataCaching, Sendable {
                 fd = try POSIXFile.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
             } catch where error.code == ENOENT {
                 // The sub-folder (or the whole cache folder) is missing: create it again.
-                try recreateFolder(shard: shard, key: key)
+                try recreateFolder(shard: shard)
                 fd = try POSIXFile.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
             }
             defer { POSIXFile.close(fd) }
@@ -219,10 +219,16 @@ public final class DiskCache: DataCaching, Sendable {
 
     /// Recreates the cache folder and a sub-folder after someone deleted them.
     /// If the whole folder went, so did every entry: the index starts empty.
-    private func recreateFolder(shard: Int, key: String) throws(SystemCallError) {
+    private func recreateFolder(shard: Int) throws(SystemCallError) {
         if try POSIXFile.modificationTime(path) == nil {
             configuration.logger.warning("disk cache: the cache folder was deleted; recreating it empty", metadata: ["path": "\(path)"])
-            let lockFile = try? Self.lockFolder(path)
+            var lockFile: Int32?
+            do {
+                lockFile = try Self.lockFolder(path)
+            } catch {
+                // Another cache took the new folder first; this one keeps its old lock.
+                configuration.logger.warning("\(error)")
+            }
             state.withLock { state in
                 state.index = DiskIndex()
                 state.isDirty = true
