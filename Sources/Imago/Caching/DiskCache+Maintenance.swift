@@ -90,7 +90,7 @@ extension DiskCache {
     }
 
     private func writeSnapshot(evenIfClosed: Bool) throws(DiskCacheError) {
-        try flushing.withLock { _ throws(DiskCacheError) in
+        try snapshotsWritten.withLock { written throws(DiskCacheError) in
             // Take the records and the folder times together, under the lock,
             // so that no change falls between them.
             let snapshot = state.withLock { state -> IndexSnapshot? in
@@ -115,6 +115,7 @@ extension DiskCache {
                     }
                 }.get()
                 try POSIXFile.rename(temporary, to: destination)
+                written += 1
             } catch {
                 try? POSIXFile.unlink(temporary)
                 state.withLock { $0.isDirty = true }

@@ -40,7 +40,8 @@ public final class DiskCache: DataCaching, Sendable {
 
     let state: Locked<State>
     private let temporaryFileCounter = Atomic<UInt64>(0)
-    let flushing = Locked<Void>(())
+    /// Serialises snapshot writes; counts the snapshots written.
+    let snapshotsWritten = Locked<Int>(0)
     let maintenance = Locked<Task<Void, Never>?>(nil)
 
     /// Opens (creating it if needed) the cache in the folder at `path`.

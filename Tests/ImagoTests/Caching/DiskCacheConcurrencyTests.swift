@@ -70,6 +70,7 @@ struct DiskCacheConcurrencyTests {
         #expect(!cache.containsData(forKey: "old"))
         #expect(cache.containsData(forKey: "new"))
         #expect(FileManager.default.fileExists(atPath: folder.appending("index")))
+        #expect(cache.snapshotsWritten.withLock { $0 } >= 1)
         cache.close()
     }
 }
