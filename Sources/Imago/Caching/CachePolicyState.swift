@@ -167,11 +167,6 @@ struct CachePolicyState<Key: Hashable, Value> {
         }
     }
 
-    @inlinable
-    mutating func setLimits(_ newLimits: Limits) {
-        limits = newLimits
-        evict(toCount: limits.count, cost: limits.cost)
-    }
 
     // MARK: Eviction
 
