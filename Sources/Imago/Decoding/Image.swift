@@ -1,0 +1,74 @@
+import Foundation
+
+/// A decoded bitmap: platform-neutral, immutable, cheap to copy (the pixels are shared).
+///
+/// ```swift
+/// let response = try await ImagePipeline.shared.image(for: url)
+/// print(response.image.width, response.image.height, response.image.pixelFormat)
+/// ```
+///
+/// Rows are stored top to bottom, `bytesPerRow` apart, with no padding beyond
+/// `width * pixelFormat.bytesPerPixel` unless a decoder says otherwise.
+public struct Image: Sendable, Equatable {
+    /// The layout of one pixel.
+    public enum PixelFormat: Sendable, Equatable, CustomStringConvertible {
+        /// One 8-bit luminance channel.
+        case gray8
+        /// 8-bit luminance then 8-bit alpha (straight, not premultiplied).
+        case grayAlpha8
+        /// 8-bit red, green, blue.
+        case rgb8
+        /// 8-bit red, green, blue, alpha (straight, not premultiplied).
+        case rgba8
+
+        /// The number of bytes one pixel takes.
+        public var bytesPerPixel: Int {
+            switch self {
+            case .gray8: 1
+            case .grayAlpha8: 2
+            case .rgb8: 3
+            case .rgba8: 4
+            }
+        }
+
+        /// Whether the format carries an alpha channel.
+        public var hasAlpha: Bool { self == .grayAlpha8 || self == .rgba8 }
+
+        public var description: String {
+            switch self {
+            case .gray8: "gray8"
+            case .grayAlpha8: "grayAlpha8"
+            case .rgb8: "rgb8"
+            case .rgba8: "rgba8"
+            }
+        }
+    }
+
+    /// Width in pixels.
+    public let width: Int
+    /// Height in pixels.
+    public let height: Int
+    /// The layout of each pixel.
+    public let pixelFormat: PixelFormat
+    /// The distance in bytes from one row to the next.
+    public let bytesPerRow: Int
+    /// The pixel bytes, `bytesPerRow * height` of them.
+    public let pixels: [UInt8]
+
+    /// Creates an image from pixel bytes, or returns `nil` if the sizes do not add up.
+    public init?(width: Int, height: Int, pixelFormat: PixelFormat, bytesPerRow: Int? = nil, pixels: [UInt8]) {
+        let rowBytes = width.multipliedReportingOverflow(by: pixelFormat.bytesPerPixel)
+        guard width > 0, height > 0, !rowBytes.overflow else { return nil }
+        let stride = bytesPerRow ?? rowBytes.partialValue
+        let total = stride.multipliedReportingOverflow(by: height)
+        guard stride >= rowBytes.partialValue, !total.overflow, pixels.count == total.partialValue else { return nil }
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.bytesPerRow = stride
+        self.pixels = pixels
+    }
+
+    /// The memory the image occupies, in bytes: what a memory cache charges for it.
+    public var cost: Int { pixels.count }
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+/// Fetches the bytes of an image from wherever they live (usually HTTP).
+///
+/// The pipeline calls a loader once per distinct download, however many
+/// requests wait for it, and cancels the calling task when every waiter has
+/// gone. Implementations must stop promptly on task cancellation and throw
+/// ``DataLoadingError`` with code ``DataLoadingError/Code/cancelled``.
+public protocol DataLoading: Sendable {
+    /// Loads the body of `request`, reporting progress as bytes arrive.
+    func loadData(
+        for request: DataRequest,
+        progress: @escaping @Sendable (DownloadProgress) -> Void
+    ) async throws(DataLoadingError) -> DataResponse
+}
+
+/// One download: a URL and the HTTP headers to send with it.
+public struct DataRequest: Sendable, Hashable {
+    /// The URL to load.
+    public var url: URL
+    /// Extra request headers, in order.
+    public var headers: [HTTPHeader]
+
+    /// Creates a data request.
+    public init(url: URL, headers: [HTTPHeader] = []) {
+        self.url = url
+        self.headers = headers
+    }
+}
+
+/// One HTTP header field.
+public struct HTTPHeader: Sendable, Hashable {
+    /// The field name, as sent or received.
+    public var name: String
+    /// The field value.
+    public var value: String
+
+    /// Creates a header field.
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A successful download.
+public struct DataResponse: Sendable {
+    /// The body.
+    public var data: Data
+    /// The HTTP status code (2xx).
+    public var statusCode: Int
+    /// The response headers, in order.
+    public var headers: [HTTPHeader]
+    /// The URL the body came from, after redirects.
+    public var url: URL
+
+    /// Creates a response.
+    public init(data: Data, statusCode: Int = 200, headers: [HTTPHeader] = [], url: URL) {
+        self.data = data
+        self.statusCode = statusCode
+        self.headers = headers
+        self.url = url
+    }
+
+    /// The value of the first header named `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// How far a download has come.
+public struct DownloadProgress: Sendable, Equatable {
+    /// Bytes received so far.
+    public var completed: Int64
+    /// The size announced by Content-Length, if any.
+    public var expected: Int64?
+
+    /// Creates a progress value.
+    public init(completed: Int64, expected: Int64?) {
+        self.completed = completed
+        self.expected = expected
+    }
+
+    /// The fraction done, from 0 to 1, or `nil` when the size is unknown.
+    public var fraction: Double? {
+        guard let expected, expected > 0 else { return nil }
+        return min(1, Double(completed) / Double(expected))
+    }
+}
+
+/// Why a download failed.
+public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Code: Sendable, Equatable {
+        /// The URL cannot be loaded (no host, unsupported scheme).
+        case invalidURL
+        /// The server answered with a status of 400 or more (or a 3xx that was not followed).
+        case httpStatus(Int)
+        /// The body is larger than the loader's response-size limit.
+        case responseTooLarge(limit: Int)
+        /// More redirects than allowed, or a redirect loop.
+        case tooManyRedirects
+        /// A connect, read or total timeout passed.
+        case timedOut
+        /// The connection failed, reset or ended before the body was complete.
+        case network
+        /// The task was cancelled.
+        case cancelled
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// The URL that was being loaded.
+    public var url: URL
+    /// The error the HTTP stack reported, if any.
+    public var underlying: (any Error)?
+
+    /// Creates a loading error.
+    public init(_ code: Code, url: URL, underlying: (any Error)? = nil) {
+        self.code = code
+        self.url = url
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        let what: String
+        switch code {
+        case .invalidURL: what = "invalid URL"
+        case .httpStatus(let status): what = "HTTP status \(status)"
+        case .responseTooLarge(let limit): what = "response larger than the limit of \(limit) bytes"
+        case .tooManyRedirects: what = "too many redirects"
+        case .timedOut: what = "timed out"
+        case .network: what = "network error"
+        case .cancelled: what = "cancelled"
+        }
+        if let underlying { return "\(what) loading \(url.absoluteString): \(underlying)" }
+        return "\(what) loading \(url.absoluteString)"
+    }
+}
