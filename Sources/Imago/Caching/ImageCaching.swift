@@ -1,0 +1,21 @@
+/// Keeps decoded images in memory: the capability the pipeline uses for its
+/// memory tier. Calls are synchronous and must never block for long: the
+/// pipeline makes them on the caller's thread to return memory hits at once.
+public protocol ImageCaching: Sendable {
+    /// The image stored for `key`, if any.
+    func image(forKey key: String) -> Image?
+    /// Stores `image` for `key`, charging its ``Image/cost``.
+    func store(_ image: Image, forKey key: String)
+    /// Removes the image for `key`, if any.
+    func removeImage(forKey key: String)
+    /// Removes every image.
+    func removeAll()
+    /// Removes the images whose time to live has passed.
+    func removeExpired()
+}
+
+extension MemoryCache: ImageCaching where Key == String, Value == Image {
+    public func image(forKey key: String) -> Image? { value(forKey: key) }
+    public func store(_ image: Image, forKey key: String) { set(image, forKey: key, cost: image.cost) }
+    public func removeImage(forKey key: String) { _ = removeValue(forKey: key) }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+extension ImagePipeline {
+    /// Why a request failed: one case per stage, each naming the URL or key.
+    public enum Error: Swift.Error, Sendable, CustomStringConvertible {
+        /// The request cannot be loaded as given (no host, unsupported scheme, a bad URL string).
+        case invalidRequest(key: String, reason: String)
+        /// The server answered with an error status; its body is never cached.
+        case httpStatus(code: Int, url: URL)
+        /// The download failed: timeout, reset, too many redirects, a truncated body.
+        case network(url: URL, underlying: DataLoadingError)
+        /// The response is larger than the loader's size limit.
+        case dataTooLarge(url: URL, limit: Int)
+        /// The request's data provider threw.
+        case dataProviderFailed(key: String, underlying: any Swift.Error)
+        /// The data is not an image Imago can decode, or it is damaged.
+        case decodingFailed(key: String, underlying: ImageDecodingError)
+        /// The request was cancelled before it finished.
+        case cancelled(key: String)
+
+        public var description: String {
+            switch self {
+            case .invalidRequest(let key, let reason):
+                "invalid request \(key): \(reason)"
+            case .httpStatus(let code, let url):
+                "HTTP status \(code) loading \(url.absoluteString)"
+            case .network(let url, let underlying):
+                "network error loading \(url.absoluteString): \(underlying.code) \(underlying.underlying.map { "(\($0))" } ?? "")"
+                    .trimmingCharacters(in: .whitespaces)
+            case .dataTooLarge(let url, let limit):
+                "response from \(url.absoluteString) is larger than the limit of \(limit) bytes"
+            case .dataProviderFailed(let key, let underlying):
+                "data provider for \(key) failed: \(underlying)"
+            case .decodingFailed(let key, let underlying):
+                "decoding \(key) failed: \(underlying)"
+            case .cancelled(let key):
+                "loading \(key) was cancelled"
+            }
+        }
+
+        /// The stage that failed, as a short word for logs and metrics.
+        public var stage: String {
+            switch self {
+            case .invalidRequest: "request"
+            case .httpStatus, .network, .dataTooLarge, .dataProviderFailed: "loading"
+            case .decodingFailed: "decoding"
+            case .cancelled: "cancelled"
+            }
+        }
+
+        /// Whether this is a cancellation rather than a failure.
+        public var isCancellation: Bool {
+            if case .cancelled = self { return true }
+            return false
+        }
+
+        init(_ error: DataLoadingError, key: String) {
+            switch error.code {
+            case .invalidURL: self = .invalidRequest(key: key, reason: error.description)
+            case .httpStatus(let code): self = .httpStatus(code: code, url: error.url)
+            case .responseTooLarge(let limit): self = .dataTooLarge(url: error.url, limit: limit)
+            case .cancelled: self = .cancelled(key: key)
+            case .tooManyRedirects, .timedOut, .network: self = .network(url: error.url, underlying: error)
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Loads images: from memory at once if they are there, else from disk, else
+/// from the network, decoding off the caller's thread.
+///
+/// ```swift
+/// let pipeline = ImagePipeline(configuration: .init(dataCache: try DiskCache(path: folder)))
+/// switch pipeline.loadImage(ImageRequest(url: url, targetSize: ImageSize(width: 256, height: 256))) {
+/// case .cached(let response): show(response.image)              // same frame, no flicker
+/// case .inProgress(let task): show(try await task.response.image)
+/// }
+/// ```
+///
+/// Identical requests (same cache key and decoding options) share one
+/// download and one decode; the shared work is cancelled only when every
+/// request for it was cancelled.
+public final class ImagePipeline: Sendable {
+    /// A pipeline with the default configuration: memory cache, no disk cache,
+    /// ``HTTPDataLoader/shared``.
+    public static let shared = ImagePipeline(configuration: Configuration())
+
+    /// What the pipeline was built from.
+    public let configuration: Configuration
+
+    let imageFetches = CoalescingPool<FetchedImage>()
+    let dataFetches = CoalescingPool<FetchedData>()
+    let downloadLimiter: WorkLimiter
+    let decodeLimiter: WorkLimiter
+    let diskThreads: BlockingPool
+    let decodeThreads: BlockingPool
+    let metrics: PipelineMetrics
+    var logger: Logger { configuration.logger }
+
+    private let nextTaskID = Atomic<UInt64>(1)
+    private let activeTasks = Locked<[UInt64: ImageTask]>([:])
+
+    /// Creates a pipeline.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        downloadLimiter = WorkLimiter(
+            limit: configuration.maximumConcurrentDownloads,
+            perKeyLimit: configuration.maximumConcurrentDownloadsPerHost
+        )
+        decodeLimiter = WorkLimiter(limit: configuration.maximumConcurrentDecodes)
+        diskThreads = BlockingPool(threads: configuration.diskThreadCount, name: "imago-disk")
+        decodeThreads = BlockingPool(threads: configuration.maximumConcurrentDecodes, name: "imago-decode")
+        metrics = PipelineMetrics()
+    }
+
+    // MARK: Loading
+
+    /// Loads the image for `request` from memory, disk or the network.
+    /// Cancelling the calling task cancels the load.
+    public func image(for request: ImageRequest) async throws(ImagePipeline.Error) -> ImageResponse {
+        switch loadImage(request) {
+        case .cached(let response): return response
+        case .inProgress(let task): return try await task.response
+        }
+    }
+
+    /// Loads the image at `url`.
+    public func image(for url: URL) async throws(ImagePipeline.Error) -> ImageResponse {
+        try await image(for: ImageRequest(url: url))
+    }
+
+    /// The image for `request` if it is in memory; never blocks, never loads.
+    public func cachedImage(for request: ImageRequest) -> Image? {
+        guard request.cachePolicy.read.contains(.memory),
+              let image = configuration.imageCache?.image(forKey: request.imageKey) else { return nil }
+        metrics.memoryHit()
+        return image
+    }
+
+    /// A memory hit at once, or a started task: lets a caller show a cached
+    /// image in the same frame and a placeholder otherwise.
+    public func loadImage(_ request: ImageRequest) -> LoadingImage {
+        if let image = cachedImage(for: request) {
+            return .cached(ImageResponse(image: image, request: request, source: .memory))
+        }
+        return .inProgress(startTask(for: request))
+    }
+
+    /// Starts loading `request` and returns its task, even if the image is in
+    /// memory (the task then completes at once with source `.memory`).
+    public func imageTask(for request: ImageRequest) -> ImageTask {
+        switch loadImage(request) {
+        case .inProgress(let task):
+            return task
+        case .cached(let response):
+            let task = ImageTask(id: nextTaskID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request) { _ in }
+            task.finish(.success(response))
+            return task
+        }
+    }
+
+    private func startTask(for request: ImageRequest) -> ImageTask {
+        let start = ContinuousClock.now
+        let task = ImageTask(id: nextTaskID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request) { [weak self] task in
+            self?.activeTasks.withLock { $0[task.id] = nil }
+        }
+        activeTasks.withLock { $0[task.id] = task }
+        let observer = CoalescingPool<FetchedImage>.Observer(
+            progress: { task.reportProgress($0) },
+            completion: { [metrics] outcome in
+                let result = outcome.map { fetched in
+                    var timings = fetched.timings
+                    timings.total = ContinuousClock.now - start
+                    return ImageResponse(
+                        image: fetched.image, request: request, source: fetched.source,
+                        dataCount: fetched.dataCount, timings: timings
+                    )
+                }
+                if task.finish(result) { metrics.completed(result, after: ContinuousClock.now - start) }
+            }
+        )
+        let subscription = imageFetches.subscribe(key: request.imageKey, priority: request.priority, observer: observer) {
+            [self] context in await fetchImage(request, context: context)
+        }
+        if subscription.joined { metrics.coalesced() }
+        task.attach(subscription)
+        return task
+    }
+
+    // MARK: Downloads
+
+    /// Stops starting downloads; running ones finish, queued ones wait.
+    public func suspendDownloads() {
+        downloadLimiter.suspend()
+    }
+
+    /// Starts queued downloads again.
+    public func resumeDownloads() {
+        downloadLimiter.resume()
+    }
+
+    /// Whether downloads are suspended.
+    public var areDownloadsSuspended: Bool { downloadLimiter.isSuspended }
+
+    /// Cancels every task this pipeline is running.
+    public func cancelAll() {
+        let tasks = activeTasks.withLock { Array($0.values) }
+        for task in tasks { task.cancel() }
+    }
+
+    /// The number of tasks running.
+    public var activeTaskCount: Int { activeTasks.withLock { $0.count } }
+}

@@ -1,0 +1,168 @@
+import Foundation
+
+/// What to load: a URL (or a key and a closure that fetches the bytes) and how.
+///
+/// ```swift
+/// var request = ImageRequest(url: url, priority: .high)
+/// request.targetSize = ImageSize(width: 256, height: 256)
+/// request.cachePolicy = CachePolicy(read: .all, write: .memory)
+/// let response = try await pipeline.image(for: request)
+/// ```
+public struct ImageRequest: Sendable {
+    /// Where the encoded bytes come from.
+    public enum Source: Sendable {
+        /// Downloaded through the pipeline's ``DataLoading`` loader.
+        case url(URL)
+        /// Produced by a closure (a POST, a signed request, a file), cached under `key`.
+        case provider(key: String, load: @Sendable () async throws -> Data)
+    }
+
+    /// Where the encoded bytes come from.
+    public var source: Source
+    /// Extra HTTP headers sent with a URL download.
+    public var headers: [HTTPHeader]
+    /// Which caches are read and written for this request.
+    public var cachePolicy: CachePolicy
+    /// How urgent the request is; can change while it runs through ``ImageTask/priority``.
+    public var priority: Priority
+    /// The size the image will be displayed at, in pixels; decoders scale down
+    /// while decoding where the format allows. `nil` decodes at full size.
+    public var targetSize: ImageSize?
+
+    private var cacheKeyOverride: String?
+
+    /// Creates a request for a URL.
+    ///
+    /// - Parameter cacheKey: the key the data is cached under instead of the
+    ///   full URL (for example the URL without a rotating token, see
+    ///   ``cacheKey(for:removingQueryItems:)``). By default the whole URL,
+    ///   query included, is the key.
+    public init(
+        url: URL,
+        headers: [HTTPHeader] = [],
+        cacheKey: String? = nil,
+        cachePolicy: CachePolicy = .default,
+        priority: Priority = .normal,
+        targetSize: ImageSize? = nil
+    ) {
+        self.source = .url(url)
+        self.headers = headers
+        self.cacheKeyOverride = cacheKey
+        self.cachePolicy = cachePolicy
+        self.priority = priority
+        self.targetSize = targetSize
+    }
+
+    /// Creates a request whose bytes come from `load`, cached under `key`.
+    public init(
+        key: String,
+        cachePolicy: CachePolicy = .default,
+        priority: Priority = .normal,
+        targetSize: ImageSize? = nil,
+        load: @escaping @Sendable () async throws -> Data
+    ) {
+        self.source = .provider(key: key, load: load)
+        self.headers = []
+        self.cacheKeyOverride = nil
+        self.cachePolicy = cachePolicy
+        self.priority = priority
+        self.targetSize = targetSize
+    }
+
+    /// The URL, for a URL request.
+    public var url: URL? {
+        if case .url(let url) = source { return url }
+        return nil
+    }
+
+    /// The key the encoded data is cached under (memory keys add the decoding options).
+    public var cacheKey: String {
+        if let cacheKeyOverride { return cacheKeyOverride }
+        switch source {
+        case .url(let url): return url.absoluteString
+        case .provider(let key, _): return key
+        }
+    }
+
+    /// The key of the decoded image: the data key plus what changes the pixels.
+    var imageKey: String {
+        guard let targetSize else { return cacheKey }
+        return cacheKey + "#size=" + targetSize.description
+    }
+
+    /// A cache key for `url` without the named query items: for URLs that
+    /// carry a rotating token (`?token=...`) so that each token does not
+    /// make a new cache entry. Other query items and their order are kept.
+    public static func cacheKey(for url: URL, removingQueryItems names: Set<String>) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let items = components.queryItems else { return url.absoluteString }
+        let kept = items.filter { !names.contains($0.name) }
+        components.queryItems = kept.isEmpty ? nil : kept
+        return components.string ?? url.absoluteString
+    }
+}
+
+extension ImageRequest {
+    /// How urgent a request is. Queued downloads and decodes start highest priority first.
+    public enum Priority: Int, Sendable, Comparable, CaseIterable {
+        case veryLow, low, normal, high, veryHigh
+
+        public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
+
+        var taskPriority: TaskPriority {
+            switch self {
+            case .veryLow, .low: .low
+            case .normal: .medium
+            case .high, .veryHigh: .high
+            }
+        }
+    }
+
+    /// Which cache tiers a request reads and which it writes, chosen separately.
+    public struct CachePolicy: Sendable, Hashable {
+        /// The tiers looked up before loading.
+        public var read: CacheTiers
+        /// The tiers a loaded result is stored in.
+        public var write: CacheTiers
+
+        /// Creates a policy.
+        public init(read: CacheTiers, write: CacheTiers) {
+            self.read = read
+            self.write = write
+        }
+
+        /// Read and write memory and disk.
+        public static let `default` = CachePolicy(read: .all, write: .all)
+        /// Memory only: neither read nor write the disk cache.
+        public static let memoryOnly = CachePolicy(read: .memory, write: .memory)
+        /// Disk only: decoded images are not kept in memory.
+        public static let diskOnly = CachePolicy(read: .disk, write: .disk)
+        /// No caching at all: always load, store nothing.
+        public static let none = CachePolicy(read: [], write: [])
+    }
+
+    /// A set of cache tiers.
+    public struct CacheTiers: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// The in-memory cache of decoded images.
+        public static let memory = CacheTiers(rawValue: 1 << 0)
+        /// The on-disk cache of encoded data.
+        public static let disk = CacheTiers(rawValue: 1 << 1)
+        /// Both tiers.
+        public static let all: CacheTiers = [.memory, .disk]
+    }
+}
+
+extension ImageRequest: ExpressibleByStringLiteral {
+    /// Creates a request from a URL string literal; an invalid literal gives a
+    /// request that fails with ``ImagePipeline/Error/invalidRequest(key:reason:)``.
+    public init(stringLiteral value: String) {
+        if let url = URL(string: value) {
+            self.init(url: url)
+        } else {
+            self.init(key: value) { throw URLError(.badURL) }
+        }
+    }
+}

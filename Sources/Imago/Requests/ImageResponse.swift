@@ -1,0 +1,54 @@
+import Foundation
+
+/// A loaded image, where it came from, and how long each stage took.
+public struct ImageResponse: Sendable {
+    /// Where an image came from.
+    public enum Source: String, Sendable, Equatable {
+        /// The memory cache: no I/O, no decoding.
+        case memory
+        /// The disk cache: decoded from stored data.
+        case disk
+        /// Downloaded (or produced by the request's data provider) and decoded.
+        case network
+    }
+
+    /// Stage durations. Stages that did not run are `nil`.
+    public struct Timings: Sendable, Equatable {
+        /// From the request to the result.
+        public var total: Duration
+        /// Reading the disk cache, hit or miss.
+        public var diskRead: Duration?
+        /// Waiting for a download slot and downloading.
+        public var download: Duration?
+        /// Waiting for a decoding slot and decoding.
+        public var decode: Duration?
+
+        /// Creates timings.
+        public init(total: Duration = .zero, diskRead: Duration? = nil, download: Duration? = nil, decode: Duration? = nil) {
+            self.total = total
+            self.diskRead = diskRead
+            self.download = download
+            self.decode = decode
+        }
+    }
+
+    /// The decoded image.
+    public var image: Image
+    /// The request, as the caller gave it.
+    public var request: ImageRequest
+    /// Where the image came from.
+    public var source: Source
+    /// The size of the encoded data, for disk and network loads.
+    public var dataCount: Int?
+    /// How long the stages took.
+    public var timings: Timings
+
+    /// Creates a response.
+    public init(image: Image, request: ImageRequest, source: Source, dataCount: Int? = nil, timings: Timings = Timings()) {
+        self.image = image
+        self.request = request
+        self.source = source
+        self.dataCount = dataCount
+        self.timings = timings
+    }
+}
