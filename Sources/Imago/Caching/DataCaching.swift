@@ -22,6 +22,14 @@ public protocol DataCaching: Sendable {
 
     /// Removes every entry.
     func removeAll() throws(DiskCacheError)
+
+    /// Removes the entries older than the store's maximum age.
+    func removeExpired() throws(DiskCacheError)
+}
+
+extension DataCaching {
+    /// Stores without an age limit keep everything: the default removes nothing.
+    public func removeExpired() throws(DiskCacheError) {}
 }
 
 /// An entry read from a ``DataCaching`` store: the data and the metadata that

@@ -1,0 +1,96 @@
+import Foundation
+
+extension ImagePipeline {
+    /// Direct access to the pipeline's caches, by request or by key: memory
+    /// synchronously, disk asynchronously (on the pipeline's disk threads).
+    ///
+    /// ```swift
+    /// let cache = pipeline.cache
+    /// cache.storeImage(avatar, forKey: "user/42")            // memory
+    /// try await cache.storeData(jpeg, forKey: "user/42")     // disk
+    /// let image = cache.cachedImage(forKey: "user/42")
+    /// await cache.removeAll()
+    /// ```
+    ///
+    /// Keys are the strings requests are cached under: ``ImageRequest/cacheKey``
+    /// for data; for images, the same plus the decoding options
+    /// (``key(for:)`` gives a request's image key).
+    public struct Cache: Sendable {
+        let pipeline: ImagePipeline
+
+        private var imageCache: (any ImageCaching)? { pipeline.configuration.imageCache }
+        private var dataCache: (any DataCaching)? { pipeline.configuration.dataCache }
+
+        /// The memory key of the image a request produces.
+        public func key(for request: ImageRequest) -> String { request.imageKey }
+
+        /// The image in memory for `request`, if any (ignores its cache policy).
+        public subscript(request: ImageRequest) -> Image? {
+            get { imageCache?.image(forKey: request.imageKey) }
+            nonmutating set {
+                if let newValue { imageCache?.store(newValue, forKey: request.imageKey) } else { imageCache?.removeImage(forKey: request.imageKey) }
+            }
+        }
+
+        /// The image in memory for `key`, if any.
+        public func cachedImage(forKey key: String) -> Image? { imageCache?.image(forKey: key) }
+
+        /// Stores `image` in memory for `key`.
+        public func storeImage(_ image: Image, forKey key: String) { imageCache?.store(image, forKey: key) }
+
+        /// Removes the image for `key` from memory.
+        public func removeImage(forKey key: String) { imageCache?.removeImage(forKey: key) }
+
+        /// The data stored on disk for `key`, if any.
+        public func cachedData(forKey key: String) async -> Data? {
+            guard let dataCache else { return nil }
+            return await pipeline.diskThreads.run { dataCache.cachedData(forKey: key)?.data }
+        }
+
+        /// Stores `data` on disk for `key`; a later request with that cache key
+        /// decodes it instead of downloading.
+        public func storeData(_ data: Data, forKey key: String) async throws(DiskCacheError) {
+            guard let dataCache else { return }
+            let result = await pipeline.diskThreads.run {
+                Result { () throws(DiskCacheError) in try dataCache.storeData(data, metadata: Data(), forKey: key) }
+            }
+            try result.get()
+        }
+
+        /// Removes the data for `key` from disk.
+        public func removeData(forKey key: String) async {
+            await pipeline.removeStoredData(forKey: key)
+        }
+
+        /// Removes what `request` left in memory and on disk.
+        public func remove(_ request: ImageRequest) async {
+            removeImage(forKey: request.imageKey)
+            await removeData(forKey: request.cacheKey)
+        }
+
+        /// Empties the memory cache.
+        public func removeAllImages() { imageCache?.removeAll() }
+
+        /// Empties the disk cache.
+        public func removeAllData() async throws(DiskCacheError) {
+            guard let dataCache else { return }
+            try await pipeline.diskThreads.run { Result { () throws(DiskCacheError) in try dataCache.removeAll() } }.get()
+        }
+
+        /// Empties both caches.
+        public func removeAll() async throws(DiskCacheError) {
+            removeAllImages()
+            try await removeAllData()
+        }
+
+        /// Removes expired entries from both caches.
+        public func removeExpired() async throws(DiskCacheError) {
+            imageCache?.removeExpired()
+            guard let dataCache else { return }
+            try await pipeline.diskThreads.run { Result { () throws(DiskCacheError) in try dataCache.removeExpired() } }.get()
+        }
+    }
+
+    /// Direct access to the caches.
+    public var cache: Cache { Cache(pipeline: self) }
+}
