@@ -127,6 +127,14 @@ final class WorkLimiter: Sendable {
     /// Whether admission is suspended.
     var isSuspended: Bool { state.withLock { $0.isSuspended } }
 
+    /// Whether `ticket` has been admitted and not yet released.
+    func isRunning(_ ticket: Ticket) -> Bool {
+        state.withLock { state in
+            if case .running = state.phases[ticket] { return true }
+            return false
+        }
+    }
+
     /// How many tickets run and how many wait.
     var counts: (running: Int, queued: Int) { state.withLock { ($0.running, $0.queuedCount) } }
 

@@ -89,7 +89,7 @@ public final class ImagePipeline: Sendable {
         case .inProgress(let task):
             return task
         case .cached(let response):
-            let task = ImageTask(id: nextTaskID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request) { _ in }
+            let task = ImageTask(id: nextTaskID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request) { _, _ in }
             task.finish(.success(response))
             return task
         }
@@ -97,13 +97,15 @@ public final class ImagePipeline: Sendable {
 
     private func startTask(for request: ImageRequest) -> ImageTask {
         let start = ContinuousClock.now
-        let task = ImageTask(id: nextTaskID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request) { [weak self] task in
-            self?.activeTasks.withLock { $0[task.id] = nil }
+        let task = ImageTask(id: nextTaskID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request) { [weak self] task, outcome in
+            guard let self else { return }
+            activeTasks.withLock { $0[task.id] = nil }
+            metrics.completed(outcome, after: ContinuousClock.now - start)
         }
         activeTasks.withLock { $0[task.id] = task }
         let observer = CoalescingPool<FetchedImage>.Observer(
             progress: { task.reportProgress($0) },
-            completion: { [metrics] outcome in
+            completion: { outcome in
                 let result = outcome.map { fetched in
                     var timings = fetched.timings
                     timings.total = ContinuousClock.now - start
@@ -112,7 +114,7 @@ public final class ImagePipeline: Sendable {
                         dataCount: fetched.dataCount, timings: timings
                     )
                 }
-                if task.finish(result) { metrics.completed(result, after: ContinuousClock.now - start) }
+                task.finish(result)
             }
         )
         let subscription = imageFetches.subscribe(key: request.imageKey, priority: request.priority, observer: observer) {

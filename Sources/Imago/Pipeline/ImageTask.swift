@@ -31,12 +31,12 @@ public final class ImageTask: Sendable, Hashable {
         var subscription: CoalescingPool<FetchedImage>.Subscription?
         var outcome: Outcome?
         var waiters: [CheckedContinuation<Outcome, Never>] = []
-        var onFinish: (@Sendable (ImageTask) -> Void)?
+        var onFinish: (@Sendable (ImageTask, Outcome) -> Void)?
     }
 
     private let state: Locked<State>
 
-    init(id: UInt64, request: ImageRequest, onFinish: @escaping @Sendable (ImageTask) -> Void) {
+    init(id: UInt64, request: ImageRequest, onFinish: @escaping @Sendable (ImageTask, Outcome) -> Void) {
         self.id = id
         self.request = request
         (progress, progressContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -108,7 +108,7 @@ public final class ImageTask: Sendable, Hashable {
     /// Completes the task; only the first completion counts.
     @discardableResult
     func finish(_ outcome: Outcome) -> Bool {
-        let taken = state.withLock { state -> ([CheckedContinuation<Outcome, Never>], (@Sendable (ImageTask) -> Void)?)? in
+        let taken = state.withLock { state -> ([CheckedContinuation<Outcome, Never>], (@Sendable (ImageTask, Outcome) -> Void)?)? in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
             defer { state.waiters = []; state.onFinish = nil }
@@ -116,7 +116,7 @@ public final class ImageTask: Sendable, Hashable {
         }
         guard let (waiters, onFinish) = taken else { return false }
         progressContinuation.finish()
-        onFinish?(self)
+        onFinish?(self, outcome)
         for waiter in waiters { waiter.resume(returning: outcome) }
         return true
     }

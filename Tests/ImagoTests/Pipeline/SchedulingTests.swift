@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+@testable import Imago
+
+@Suite("Scheduling: suspend, resume, cancel all, priorities, concurrency limits", .timeLimit(.minutes(1)))
+struct SchedulingTests {
+    let loader = MockDataLoader()
+    let decoder = MockImageDecoder()
+
+    func url(_ id: Int) -> URL { URL(string: "https://images.example/photo\(id)")! }
+
+    @Test("suspended downloads wait; resuming starts them")
+    func suspendResume() async throws {
+        let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder)
+        pipeline.suspendDownloads()
+        #expect(pipeline.areDownloadsSuspended)
+        let tasks = (1...5).map { pipeline.imageTask(for: ImageRequest(url: url($0))) }
+        await waitUntilQueued(5, in: pipeline)
+        #expect(loader.totalCallCount == 0)
+
+        pipeline.resumeDownloads()
+        for (index, task) in tasks.enumerated() {
+            #expect(MockImage.id(of: try await task.response.image) == UInt32(index + 1))
+        }
+        #expect(loader.totalCallCount == 5)
+    }
+
+    @Test("cancelAll ends every task with a cancellation, running or queued")
+    func cancelAll() async throws {
+        let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder, downloads: 2)
+        loader.pause()
+        let tasks = (1...6).map { pipeline.imageTask(for: ImageRequest(url: url($0))) }
+        await loader.waitForStarts(2)
+
+        pipeline.cancelAll()
+
+        for task in tasks {
+            let result = await task.result
+            guard case .failure(let error) = result, error.isCancellation else {
+                Issue.record("expected a cancellation, got \(result)")
+                continue
+            }
+        }
+        #expect(pipeline.activeTaskCount == 0)
+        loader.resume()
+        #expect(loader.totalCallCount == 2)
+    }
+
+    @Test("queued downloads start highest priority first, and a priority change reorders them")
+    func priorities() async throws {
+        let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder, downloads: 1)
+        loader.pause()
+        let blocker = pipeline.imageTask(for: ImageRequest(url: url(0)))
+        await loader.waitForStarts(1)
+
+        let low = pipeline.imageTask(for: ImageRequest(url: url(1), priority: .low))
+        let normal = pipeline.imageTask(for: ImageRequest(url: url(2), priority: .normal))
+        let high = pipeline.imageTask(for: ImageRequest(url: url(3), priority: .high))
+        let raised = pipeline.imageTask(for: ImageRequest(url: url(4), priority: .veryLow))
+        await waitUntilQueued(4, in: pipeline)
+        raised.priority = .veryHigh
+        #expect(raised.priority == .veryHigh)
+
+        loader.resume()
+        for task in [blocker, low, normal, high, raised] { _ = try await task.response }
+        #expect(loader.startOrder == [url(0), url(4), url(3), url(2), url(1)])
+    }
+
+    @Test("shared work runs at its most urgent waiter's priority")
+    func sharedPriority() async throws {
+        let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder, downloads: 1)
+        loader.pause()
+        let blocker = pipeline.imageTask(for: ImageRequest(url: url(0)))
+        await loader.waitForStarts(1)
+
+        let other = pipeline.imageTask(for: ImageRequest(url: url(1), priority: .normal))
+        let shared = pipeline.imageTask(for: ImageRequest(url: url(2), priority: .low))
+        await waitUntilQueued(2, in: pipeline)
+        // A second, urgent waiter on url(2) lifts the shared download above url(1)
+        let urgent = pipeline.imageTask(for: ImageRequest(url: url(2), priority: .veryHigh))
+
+        loader.resume()
+        for task in [blocker, other, shared, urgent] { _ = try await task.response }
+        #expect(loader.startOrder == [url(0), url(2), url(1)])
+    }
+
+    @Test("the per-host limit caps downloads to one host while another host proceeds")
+    func perHostLimit() async throws {
+        let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder, downloads: 8, perHost: 2)
+        loader.pause()
+        let slowHost = (1...6).map { pipeline.imageTask(for: ImageRequest(url: url($0))) }
+        await loader.waitForStarts(2)
+        let otherHost = pipeline.imageTask(for: ImageRequest(url: URL(string: "https://other.example/x9")!))
+        await loader.waitForStarts(3)
+        #expect(loader.startOrder.filter { $0.host == "images.example" }.count == 2)
+        loader.resume()
+        for task in slowHost + [otherHost] { _ = try await task.response }
+        #expect(loader.maximumRunning <= 3)
+    }
+
+    /// Waits until `count` downloads sit in the download queue.
+    private func waitUntilQueued(_ count: Int, in pipeline: ImagePipeline) async {
+        while pipeline.downloadLimiter.counts.queued < count { await Task.yield() }
+    }
+}
