@@ -86,7 +86,7 @@ public final class DiskCache: DataCaching, Sendable {
         do throws(SystemCallError) {
             let fd = try POSIXFile.open(file, O_RDONLY)
             defer { POSIXFile.close(fd) }
-            switch try EntryFile.read(fd, path: file, expectedKey: Array(key.utf8)) {
+            switch try EntryFile.read(fd, path: file, owner: .key(Array(key.utf8))) {
             case let .entry(entry):
                 return entry
             case .otherKey:
@@ -243,7 +243,7 @@ public final class DiskCache: DataCaching, Sendable {
     }
 
     /// A reader found a corrupt file: remove it, unless a store replaced it meanwhile.
-    private func discard(_ record: DiskIndex.Record) {
+    func discard(_ record: DiskIndex.Record) {
         state.withLock { state in
             guard state.index.record(for: record.hash)?.generation == record.generation else { return }
             if case let .failure(error) = removeEntry(record.hash, from: &state, operation: .remove) {
@@ -254,7 +254,7 @@ public final class DiskCache: DataCaching, Sendable {
 
     /// A reader found an indexed file missing: someone deleted it, perhaps with
     /// its whole folder, in which case every record of that folder goes.
-    private func forgetMissing(_ record: DiskIndex.Record) {
+    func forgetMissing(_ record: DiskIndex.Record) {
         let folderExists = (try? POSIXFile.modificationTime(folderPath(record.hash.shard))) != nil
         state.withLock { state in
             if !folderExists {

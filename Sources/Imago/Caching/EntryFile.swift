@@ -56,8 +56,22 @@ enum EntryFile {
         return bytes
     }
 
+    /// Whose entry a reader expects: a known key, or (when walking the files
+    /// without keys) any key whose hash is the file's name.
+    enum Owner {
+        case key([UInt8])
+        case hash(EntryHash)
+
+        func matches(_ key: ArraySlice<UInt8>) -> Bool {
+            switch self {
+            case .key(let expected): key.elementsEqual(expected)
+            case .hash(let expected): EntryHash(key: String(decoding: key, as: UTF8.self)) == expected
+            }
+        }
+    }
+
     /// Reads and verifies the entry file open at `fd`.
-    static func read(_ fd: Int32, path: String, expectedKey: [UInt8]) throws(SystemCallError) -> ReadResult {
+    static func read(_ fd: Int32, path: String, owner: Owner) throws(SystemCallError) -> ReadResult {
         let fileSize = try POSIXFile.size(fd, path: path)
         guard fileSize >= headerSize else { return .corrupt("file of \(fileSize) bytes is shorter than a header") }
         var prefix = [UInt8](repeating: 0, count: min(fileSize, firstReadSize))
@@ -105,7 +119,7 @@ enum EntryFile {
         guard complete else { return .corrupt("file shrank while being read") }
         let computed = checksum(header: prefix[0..<24], key: key, metadata: metadata, body: body)
         guard computed == stored else { return .corrupt("checksum mismatch") }
-        guard key.elementsEqual(expectedKey) else { return .otherKey }
+        guard owner.matches(key) else { return .otherKey }
         return .entry(CachedData(data: body, metadata: metadata))
     }
 

@@ -184,4 +184,33 @@ struct DiskCacheCorruptionTests {
             return snapshot.trusts(folder: shard, modifiedAt: try? POSIXFile.modificationTime(path), margin: snapshot.trustMarginNanoseconds)
         })
     }
+
+    @Test("verify reads every entry, removes the damaged and misplaced ones, forgets missing files, keeps the sound")
+    func verify() throws {
+        // Given six entries: two sound, one flipped, one truncated, one copied over another's name, one deleted
+        let cache = try open()
+        for index in 0..<6 {
+            try cache.storeData(testData(count: 5_000, seed: UInt64(index)), metadata: Data(), forKey: "entry\(index)")
+        }
+        try rewrite(entryPath("entry2")) { $0[$0.count - 10] ^= 0xFF }
+        try rewrite(entryPath("entry3")) { $0.removeLast(100) }
+        try FileManager.default.removeItem(atPath: entryPath("entry4"))
+        try FileManager.default.copyItem(atPath: entryPath("entry0"), toPath: entryPath("entry4"))
+        try FileManager.default.removeItem(atPath: entryPath("entry5"))
+
+        // When the cache is verified
+        let report = cache.verify()
+
+        // Then the damage is removed and reported, the sound entries stay
+        #expect(report.sound == 2)
+        #expect(report.removed == 3)
+        #expect(report.missing == 1)
+        #expect(report.problems.count == 3)
+        #expect(report.problems.contains { $0.contains("checksum") })
+        #expect(report.problems.contains { $0.contains("another key") })
+        #expect(cache.count == 2)
+        #expect(cache.cachedData(forKey: "entry1")?.data == testData(count: 5_000, seed: 1))
+        expectConsistent(cache)
+        #expect(cache.verify() == DiskCache.VerificationReport(sound: 2))
+    }
 }
