@@ -3,13 +3,13 @@ import Foundation
 import Imago
 import ImagoTestSupport
 
-/// `imago demo`: stores a generated set of images' worth of data in a fresh
+/// `imago cache demo`: stores a generated set of images' worth of data in a fresh
 /// disk cache, reads it back from disk after reopening, then from memory, and
 /// shows what each pass cost; then damages a file and shows it detected.
 struct CacheDemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Run the cache demo: store, reopen, read from disk, read from memory."
+        abstract: "Exercise a disk cache alone: store, reopen, read back, detect a damaged file."
     )
 
     @Option(help: "How many entries to store.")

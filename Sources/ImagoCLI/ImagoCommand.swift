@@ -2,14 +2,16 @@ import ArgumentParser
 
 /// The `imago` command-line tool.
 @main
-struct ImagoCommand: ParsableCommand {
+struct ImagoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imago",
         abstract: "Imago: an image pipeline with a memory cache and a crash-safe disk cache.",
         discussion: """
-            Exit codes: 0 success, 1 a check or an operation failed, 64 bad usage.
+            Exit codes: 0 success; 1 a load, a check or an operation failed (the rest was done); \
+            2 the cache folder cannot be used (in use by another process, no permission, disk full); \
+            64 bad usage.
             """,
-        subcommands: [CacheDemoCommand.self],
-        defaultSubcommand: CacheDemoCommand.self
+        subcommands: [DemoCommand.self, FetchCommand.self, CacheCommand.self],
+        defaultSubcommand: DemoCommand.self
     )
 }

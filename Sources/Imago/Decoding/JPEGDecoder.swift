@@ -1,0 +1,108 @@
+import CTurboJPEG
+import Foundation
+
+/// Decodes JPEG with libjpeg-turbo's TurboJPEG API, scaling down in the DCT
+/// domain (1/8 to 7/8) when a target size allows, which is both faster and
+/// far smaller in memory than decoding at full size and resizing.
+///
+/// Grayscale JPEGs decode to ``Image/PixelFormat/gray8``, CMYK and YCCK ones
+/// are converted to RGB (Adobe's inverted CMYK, as virtually all CMYK JPEGs
+/// are written), everything else decodes to ``Image/PixelFormat/rgb8``.
+/// libjpeg warnings (a truncated scan, extraneous bytes) do not fail the
+/// decode, as in browsers; the damaged part shows as gray.
+public struct JPEGDecoder: ImageDecoding {
+    /// Creates a JPEG decoder.
+    public init() {}
+
+    public func canDecode(_ format: ImageFormat) -> Bool { format == .jpeg }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        guard let handle = tjInitDecompress() else {
+            throw ImageDecodingError(code: .corrupt, format: .jpeg, detail: "TurboJPEG could not start")
+        }
+        defer { tjDestroy(handle) }
+        let result = data.withUnsafeBytes { bytes -> Result<Image, ImageDecodingError> in
+            guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count > 0 else {
+                return .failure(ImageDecodingError(code: .corrupt, format: .jpeg, detail: "empty data"))
+            }
+            return Result { () throws(ImageDecodingError) in
+                try decode(handle, base, UInt(bytes.count), options: options)
+            }
+        }
+        return try result.get()
+    }
+
+    private func decode(_ handle: tjhandle, _ jpeg: UnsafePointer<UInt8>, _ size: UInt, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+        guard tjDecompressHeader3(handle, jpeg, size, &width, &height, &subsampling, &colorspace) == 0 else {
+            throw error(handle)
+        }
+        let (pixels, overflow) = Int(width).multipliedReportingOverflow(by: Int(height))
+        guard width > 0, height > 0, !overflow, pixels <= options.maximumPixelCount else {
+            throw ImageDecodingError(
+                code: .tooManyPixels(width: Int(width), height: Int(height), limit: options.maximumPixelCount), format: .jpeg
+            )
+        }
+        let scaled = Self.scaledSize(width: Int(width), height: Int(height), target: options.targetSize)
+        let isGray = colorspace == Int32(TJCS_GRAY.rawValue)
+        let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
+        let format: Int32 = isGray ? TJPF_GRAY.rawValue : isCMYK ? TJPF_CMYK.rawValue : TJPF_RGB.rawValue
+        let channels = isGray ? 1 : isCMYK ? 4 : 3
+        var buffer = [UInt8](repeating: 0, count: scaled.width * scaled.height * channels)
+        let status = buffer.withUnsafeMutableBufferPointer { output in
+            tjDecompress2(handle, jpeg, size, output.baseAddress, Int32(scaled.width), 0, Int32(scaled.height), format, 0)
+        }
+        if status != 0 && tjGetErrorCode(handle) != Int32(TJERR_WARNING.rawValue) {
+            throw error(handle)
+        }
+        if isCMYK { buffer = Self.rgb(fromInvertedCMYK: buffer) }
+        let image = Image(width: scaled.width, height: scaled.height, pixelFormat: isGray ? .gray8 : .rgb8, pixels: buffer)
+        guard let image else { throw ImageDecodingError(code: .corrupt, format: .jpeg, detail: "inconsistent sizes") }
+        return image
+    }
+
+    /// The smallest size TurboJPEG can decode to that still covers `target`
+    /// when the image is scaled to fill it (and so also when scaled to fit):
+    /// the smallest factor n/8 no smaller than max(target w / w, target h / h).
+    /// Never larger than the original. 4000x3000 for 256x256 gives 1/8, 500x375.
+    static func scaledSize(width: Int, height: Int, target: ImageSize?) -> ImageSize {
+        guard let target, target.width > 0, target.height > 0 else { return ImageSize(width: width, height: height) }
+        let needed = max(Double(target.width) / Double(width), Double(target.height) / Double(height))
+        guard needed < 1 else { return ImageSize(width: width, height: height) }
+        var count: Int32 = 0
+        guard let factors = tjGetScalingFactors(&count) else { return ImageSize(width: width, height: height) }
+        var best = (num: 1, denom: 1)
+        for factor in UnsafeBufferPointer(start: factors, count: Int(count)) {
+            let value = Double(factor.num) / Double(factor.denom)
+            if value >= needed, value < Double(best.num) / Double(best.denom) {
+                best = (Int(factor.num), Int(factor.denom))
+            }
+        }
+        // TJSCALED: ceil(dimension * num / denom).
+        return ImageSize(
+            width: (width * best.num + best.denom - 1) / best.denom,
+            height: (height * best.num + best.denom - 1) / best.denom
+        )
+    }
+
+    /// Adobe writes CMYK JPEGs inverted (255 = no ink), so R = C * K / 255.
+    static func rgb(fromInvertedCMYK cmyk: [UInt8]) -> [UInt8] {
+        let count = cmyk.count / 4
+        return [UInt8](unsafeUninitializedCapacity: count * 3) { rgb, initialized in
+            cmyk.withUnsafeBufferPointer { source in
+                for i in 0..<count {
+                    let k = UInt32(source[i * 4 + 3])
+                    rgb[i * 3] = UInt8(UInt32(source[i * 4]) * k / 255)
+                    rgb[i * 3 + 1] = UInt8(UInt32(source[i * 4 + 1]) * k / 255)
+                    rgb[i * 3 + 2] = UInt8(UInt32(source[i * 4 + 2]) * k / 255)
+                }
+            }
+            initialized = count * 3
+        }
+    }
+
+    private func error(_ handle: tjhandle) -> ImageDecodingError {
+        let message = tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
+        return ImageDecodingError(code: .corrupt, format: .jpeg, detail: message)
+    }
+}

@@ -1,0 +1,40 @@
+extension HTTPDataLoader {
+    /// Timeouts, limits and identity of an ``HTTPDataLoader``.
+    public struct Configuration: Sendable {
+        /// Establishing a connection. Default: 10 s.
+        public var connectTimeout: Duration
+        /// The longest silence while reading a response: a stalled body is cut
+        /// off after it. Default: 30 s.
+        public var readTimeout: Duration
+        /// The whole request, redirects included. Default: 60 s.
+        public var requestTimeout: Duration
+        /// Redirects followed before failing; loops fail at once. Default: 5.
+        public var maximumRedirects: Int
+        /// The largest body accepted, refused as soon as Content-Length or the
+        /// received bytes pass it. Default: 50 MiB.
+        public var maximumResponseSize: Int
+        /// Connections kept per host. Default: 6.
+        public var maximumConnectionsPerHost: Int
+        /// Sent unless the request sets its own.
+        public var userAgent: String
+
+        /// A configuration with the documented defaults, overridable by argument.
+        public init(
+            connectTimeout: Duration = .seconds(10),
+            readTimeout: Duration = .seconds(30),
+            requestTimeout: Duration = .seconds(60),
+            maximumRedirects: Int = 5,
+            maximumResponseSize: Int = 50 << 20,
+            maximumConnectionsPerHost: Int = 6,
+            userAgent: String = "Imago"
+        ) {
+            self.connectTimeout = connectTimeout
+            self.readTimeout = readTimeout
+            self.requestTimeout = requestTimeout
+            self.maximumRedirects = maximumRedirects
+            self.maximumResponseSize = maximumResponseSize
+            self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.userAgent = userAgent
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Loads data over HTTP(S) with AsyncHTTPClient: one client (and connection
+/// pool) per loader, bounded redirects, timeouts, and a response-size limit
+/// enforced before and while the body arrives.
+///
+/// ```swift
+/// let loader = HTTPDataLoader(configuration: .init(maximumResponseSize: 10 << 20))
+/// let pipeline = ImagePipeline(configuration: .init(dataLoader: loader))
+/// // ...
+/// try await loader.shutdown()
+/// ```
+///
+/// Status codes outside 200-299 are errors, and their bodies are never read
+/// beyond what the connection needs, so an error page cannot be cached.
+public final class HTTPDataLoader: DataLoading {
+    /// A loader with the default configuration, shared by pipelines that do
+    /// not name one. It lives as long as the process and is never shut down.
+    public static let shared = HTTPDataLoader()
+
+    /// What the loader was created with.
+    public let configuration: Configuration
+
+    private let client: HTTPClient
+
+    /// Creates a loader with its own HTTP client.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        var clientConfiguration = HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: configuration.maximumRedirects, allowCycles: false),
+            timeout: .init(connect: configuration.connectTimeout.timeAmount, read: configuration.readTimeout.timeAmount),
+            decompression: .disabled
+        )
+        clientConfiguration.connectionPool = .init(
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.maximumConnectionsPerHost
+        )
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+    }
+
+    deinit {
+        // The client keeps itself alive until its shutdown completes; a second
+        // shutdown (after an explicit one) only reports that it was done.
+        client.shutdown { _ in }
+    }
+
+    /// Closes the loader's connections. Loads started afterwards fail.
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    public func loadData(
+        for request: DataRequest,
+        progress: @escaping @Sendable (DownloadProgress) -> Void
+    ) async throws(DataLoadingError) -> DataResponse {
+        let url = request.url
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
+            throw DataLoadingError(.invalidURL, url: url)
+        }
+        var httpRequest = HTTPClientRequest(url: url.absoluteString)
+        for header in request.headers { httpRequest.headers.add(name: header.name, value: header.value) }
+        if !httpRequest.headers.contains(name: "User-Agent") {
+            httpRequest.headers.add(name: "User-Agent", value: configuration.userAgent)
+        }
+        do {
+            let response = try await client.execute(httpRequest, timeout: configuration.requestTimeout.timeAmount)
+            return try await read(response, from: url, progress: progress)
+        } catch let error as DataLoadingError {
+            throw error
+        } catch {
+            throw Self.classify(error, url: url)
+        }
+    }
+
+    private func read(
+        _ response: HTTPClientResponse,
+        from url: URL,
+        progress: @Sendable (DownloadProgress) -> Void
+    ) async throws -> DataResponse {
+        let limit = configuration.maximumResponseSize
+        guard (200..<300).contains(response.status.code) else {
+            throw DataLoadingError(.httpStatus(Int(response.status.code)), url: url)
+        }
+        let expected = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
+        if let expected, expected > Int64(limit) {
+            throw DataLoadingError(.responseTooLarge(limit: limit), url: url)
+        }
+        var data = Data()
+        data.reserveCapacity(Int(min(expected ?? 64 << 10, Int64(limit))))
+        for try await chunk in response.body {
+            guard data.count + chunk.readableBytes <= limit else {
+                throw DataLoadingError(.responseTooLarge(limit: limit), url: url)
+            }
+            chunk.withUnsafeReadableBytes { bytes in
+                if let base = bytes.baseAddress { data.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+            }
+            progress(DownloadProgress(completed: Int64(data.count), expected: expected))
+        }
+        if let expected, Int64(data.count) != expected {
+            throw DataLoadingError(.network, url: url, underlying: ShortBody(expected: expected, received: data.count))
+        }
+        return DataResponse(
+            data: data,
+            statusCode: Int(response.status.code),
+            headers: response.headers.map { HTTPHeader($0.name, $0.value) },
+            url: response.url ?? url
+        )
+    }
+
+    /// Sorts an HTTP stack error into a loading error code.
+    static func classify(_ error: any Error, url: URL) -> DataLoadingError {
+        if error is CancellationError || Task.isCancelled {
+            return DataLoadingError(.cancelled, url: url, underlying: error)
+        }
+        guard let error = error as? HTTPClientError else {
+            return DataLoadingError(.network, url: url, underlying: error)
+        }
+        switch error {
+        case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
+            return DataLoadingError(.timedOut, url: url, underlying: error)
+        case .redirectLimitReached, .redirectCycleDetected:
+            return DataLoadingError(.tooManyRedirects, url: url, underlying: error)
+        case .cancelled:
+            return DataLoadingError(.cancelled, url: url, underlying: error)
+        case .invalidURL, .emptyHost, .emptyScheme:
+            return DataLoadingError(.invalidURL, url: url, underlying: error)
+        default:
+            return DataLoadingError(.network, url: url, underlying: error)
+        }
+    }
+}
+
+/// A body that ended before its Content-Length.
+struct ShortBody: Error, CustomStringConvertible {
+    var expected: Int64
+    var received: Int
+
+    var description: String { "body ended after \(received) of \(expected) bytes" }
+}
+
+extension Duration {
+    var timeAmount: TimeAmount { .nanoseconds(nanoseconds) }
+}

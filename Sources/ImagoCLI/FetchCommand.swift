@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import Imago
+
+/// `imago fetch URL...`: load real images through a pipeline with a disk cache.
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Load images by URL through the pipeline and print one line per URL.",
+        discussion: "Exits with 1 if any URL failed, 2 if the cache folder cannot be used."
+    )
+
+    @Argument(help: "The image URLs to load.")
+    var urls: [String]
+
+    @OptionGroup var folder: CacheCommand.Folder
+
+    @Option(help: "Decode to cover this many pixels on the longer side (0: full size).")
+    var size = 0
+
+    func validate() throws {
+        guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
+        guard size >= 0 else { throw ValidationError("--size cannot be negative") }
+    }
+
+    func run() async throws {
+        let disk = try folder.open()
+        defer { disk.close() }
+        let pipeline = ImagePipeline(configuration: .init(dataCache: disk))
+        let progress = ProgressBar(label: "fetching", total: urls.count)
+        let targetSize = size > 0 ? ImageSize(width: size, height: size) : nil
+
+        let lines = await withTaskGroup(of: (Int, String, Bool).self) { group in
+            for (index, string) in urls.enumerated() {
+                group.addTask {
+                    defer { progress.advance() }
+                    guard let url = URL(string: string), url.scheme != nil else {
+                        return (index, "\(string)  invalid URL", false)
+                    }
+                    do {
+                        let response = try await pipeline.image(for: ImageRequest(url: url, targetSize: targetSize))
+                        let image = response.image
+                        let bytes = response.dataCount.map { formatBytes($0) } ?? "-"
+                        return (index, "\(string)  \(image.width)x\(image.height) \(image.pixelFormat)  \(bytes)  from \(response.source)  \(milliseconds(response.timings.total)) ms", true)
+                    } catch {
+                        return (index, "\(string)  \(error)", false)
+                    }
+                }
+            }
+            var lines: [(Int, String, Bool)] = []
+            for await line in group { lines.append(line) }
+            return lines.sorted { $0.0 < $1.0 }
+        }
+        for (_, line, succeeded) in lines {
+            if succeeded { print(line) } else { Terminal.error(line) }
+        }
+        if lines.contains(where: { !$0.2 }) { throw ExitCode(ExitStatus.partialFailure) }
+    }
+}
+
+/// A duration in milliseconds with one decimal.
+func milliseconds(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    return String(format: "%.1f", Double(seconds) * 1e3 + Double(attoseconds) / 1e15)
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the CLI writes: results to stdout, errors to stderr (one line each),
+/// and a progress bar only when stdout is a terminal.
+enum Terminal {
+    static let isInteractive = isatty(STDOUT_FILENO) != 0
+
+    /// Writes one line to stderr.
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data(("imago: " + message + "\n").utf8))
+    }
+
+    /// The default cache folder: `$XDG_CACHE_HOME/imago`, else `~/.cache/imago`.
+    static var defaultCacheFolder: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty { return xdg + "/imago" }
+        return (environment["HOME"] ?? NSTemporaryDirectory()) + "/.cache/imago"
+    }
+}
+
+/// The CLI's exit codes, documented in `imago --help`.
+enum ExitStatus {
+    /// Everything worked.
+    static let success: Int32 = 0
+    /// At least one load or check failed; the rest was done.
+    static let partialFailure: Int32 = 1
+    /// The cache folder could not be used (in use by another process, no permission, full).
+    static let cacheUnavailable: Int32 = 2
+}
+
+/// A one-line progress bar redrawn in place; silent when stdout is not a terminal.
+final class ProgressBar: @unchecked Sendable {
+    // @unchecked: all state is behind `lock`.
+    private let lock = NSLock()
+    private let total: Int
+    private let label: String
+    private var done = 0
+    private var lastDrawn = ContinuousClock.now - .seconds(1)
+
+    init(label: String, total: Int) {
+        self.label = label
+        self.total = max(1, total)
+    }
+
+    /// Counts one finished item and redraws at most 20 times a second.
+    func advance() {
+        guard Terminal.isInteractive else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        done += 1
+        let now = ContinuousClock.now
+        guard done == total || now - lastDrawn > .milliseconds(50) else { return }
+        lastDrawn = now
+        let width = 30
+        let filled = width * done / total
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        print("\r\(label) [\(bar)] \(done)/\(total)", terminator: done == total ? "\n" : "")
+        fflush(nil)
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+extension TestImageServer {
+    /// What the server answers on a path, and how it misbehaves.
+    public struct Response: Sendable {
+        /// How the body is sent.
+        public enum Behaviour: Sendable, Equatable {
+            /// The whole body with a correct Content-Length.
+            case normal
+            /// Declares the full Content-Length, sends `after` bytes, then closes the connection.
+            case truncate(after: Int)
+            /// Declares the full Content-Length, sends `after` bytes, then sends nothing more
+            /// (the connection stays open until the client gives up or the server stops).
+            case stall(after: Int)
+            /// Closes the connection without answering.
+            case reset
+            /// Sends the body `chunkSize` bytes at a time, `interval` apart.
+            case drip(chunkSize: Int, interval: Duration)
+            /// Sends the body chunked, with no Content-Length.
+            case omitContentLength
+        }
+
+        /// The HTTP status code.
+        public var status: Int
+        /// Response headers (Content-Length is added unless the behaviour omits it).
+        public var headers: [(String, String)]
+        /// The body.
+        public var body: Data
+        /// How long to wait before sending the response head.
+        public var delay: Duration
+        /// How the body is sent.
+        public var behaviour: Behaviour
+
+        /// Creates a response.
+        public init(
+            status: Int = 200,
+            headers: [(String, String)] = [],
+            body: Data = Data(),
+            delay: Duration = .zero,
+            behaviour: Behaviour = .normal
+        ) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.delay = delay
+            self.behaviour = behaviour
+        }
+
+        /// A redirect to `location` (a path on this server or a full URL).
+        public static func redirect(to location: String, status: Int = 302) -> Response {
+            Response(status: status, headers: [("Location", location)])
+        }
+
+        /// `count` seeded random bytes served as if they were a JPEG.
+        public static func garbage(count: Int, seed: UInt64 = 1) -> Response {
+            var generator = SeededGenerator(seed: seed)
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            return Response(headers: [("Content-Type", "image/jpeg")], body: Data(bytes))
+        }
+
+        /// An HTML error page with status 200, as some servers send instead of an image.
+        public static let htmlErrorPage = Response(
+            headers: [("Content-Type", "text/html")],
+            body: Data("<!DOCTYPE html><html><body><h1>Something went wrong</h1></body></html>".utf8)
+        )
+    }
+
+    /// A request as the server saw it.
+    public struct Request: Sendable {
+        /// The method, e.g. "GET".
+        public var method: String
+        /// The path, with its query.
+        public var uri: String
+        /// The request headers, in order.
+        public var headers: [(String, String)]
+
+        /// The value of the first header named `name` (case-insensitive).
+        public func header(_ name: String) -> String? {
+            headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+        }
+    }
+}

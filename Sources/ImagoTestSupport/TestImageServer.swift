@@ -1,0 +1,142 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// An HTTP/1.1 server on 127.0.0.1 with a random port, for tests, benchmarks
+/// and the demo: serves routes set at run time, can delay, fail, stall,
+/// truncate or reset, and counts the requests it sees.
+///
+/// ```swift
+/// let server = try await TestImageServer.start()
+/// server.setRoute("/a.jpg", .init(body: jpeg, delay: .milliseconds(50)))
+/// let data = try await loader.loadData(for: DataRequest(url: server.url("/a.jpg"))) { _ in }
+/// #expect(server.requestCount("/a.jpg") == 1)
+/// try await server.shutdown()
+/// ```
+public final class TestImageServer: Sendable {
+    /// Answers a request dynamically.
+    public typealias Handler = @Sendable (Request) -> Response
+
+    /// The port the server listens on.
+    public let port: Int
+
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+    let routes: Routes
+
+    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, routes: Routes) {
+        self.group = group
+        self.channel = channel
+        self.routes = routes
+        port = channel.localAddress?.port ?? 0
+    }
+
+    /// Starts a server on 127.0.0.1 with a port the system picks.
+    public static func start(threads: Int = 1) async throws -> TestImageServer {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let routes = Routes()
+        do {
+            let channel = try await ServerBootstrap(group: group)
+                .serverChannelOption(ChannelOptions.backlog, value: 4096)
+                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try channel.pipeline.syncOperations.addHandler(TestServerHandler(routes: routes))
+                    }
+                }
+                .bind(host: "127.0.0.1", port: 0)
+                .get()
+            return TestImageServer(group: group, channel: channel, routes: routes)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    /// Stops listening and closes every connection, stalled ones included.
+    public func shutdown() async throws {
+        try? await channel.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// The URL of `path` on this server.
+    public func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(path.hasPrefix("/") ? path : "/" + path)")!
+    }
+
+    /// Serves `response` on `path` (the path without its query).
+    public func setRoute(_ path: String, _ response: Response) {
+        routes.state.withLockedValue { $0.handlers[path] = { _ in response } }
+    }
+
+    /// Answers requests on `path` with `handler`.
+    public func setRoute(_ path: String, handler: @escaping Handler) {
+        routes.state.withLockedValue { $0.handlers[path] = handler }
+    }
+
+    /// Answers requests on paths without a route (default: 404).
+    public func setFallback(_ handler: @escaping Handler) {
+        routes.state.withLockedValue { $0.fallback = handler }
+    }
+
+    /// The number of requests seen on `path`.
+    public func requestCount(_ path: String) -> Int {
+        routes.state.withLockedValue { $0.counts[path, default: 0] }
+    }
+
+    /// The number of requests seen in all.
+    public var totalRequestCount: Int {
+        routes.state.withLockedValue { $0.total }
+    }
+
+    /// The headers of the last request on `path`.
+    public func lastRequest(_ path: String) -> Request? {
+        routes.state.withLockedValue { $0.lastRequests[path] }
+    }
+
+    /// Returns once `count` requests on `path` have been seen.
+    public func waitForRequests(_ path: String, count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let reached = routes.state.withLockedValue { state in
+                guard state.counts[path, default: 0] < count else { return true }
+                state.waiters.append((path, count, continuation))
+                return false
+            }
+            if reached { continuation.resume() }
+        }
+    }
+}
+
+/// The server's routes and counters, shared by its connections.
+final class Routes: Sendable {
+    struct State {
+        var handlers: [String: TestImageServer.Handler] = [:]
+        var fallback: TestImageServer.Handler = { _ in TestImageServer.Response(status: 404, body: Data("not found".utf8)) }
+        var counts: [String: Int] = [:]
+        var total = 0
+        var lastRequests: [String: TestImageServer.Request] = [:]
+        var waiters: [(path: String, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    let state = NIOLockedValueBox(State())
+
+    /// Records `request` and picks its response.
+    func respond(to request: TestImageServer.Request) -> TestImageServer.Response {
+        let path = String(request.uri.prefix { $0 != "?" })
+        let (handler, reached) = state.withLockedValue { state in
+            state.counts[path, default: 0] += 1
+            state.total += 1
+            state.lastRequests[path] = request
+            let count = state.counts[path, default: 0]
+            let reached = state.waiters.filter { $0.path == path && $0.count <= count }.map(\.continuation)
+            state.waiters.removeAll { $0.path == path && $0.count <= count }
+            return (state.handlers[path] ?? state.fallback, reached)
+        }
+        for waiter in reached { waiter.resume() }
+        return handler(request)
+    }
+}
