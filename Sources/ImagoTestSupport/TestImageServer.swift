@@ -98,6 +98,22 @@ public final class TestImageServer: Sendable {
         routes.state.withLockedValue { $0.lastRequests[path] }
     }
 
+    /// Holds every response (after its delay) until ``releaseResponses()``,
+    /// so that a test can act while requests are certainly in flight.
+    public func holdResponses() {
+        routes.state.withLockedValue { $0.isHolding = true }
+    }
+
+    /// Sends the held responses and stops holding.
+    public func releaseResponses() {
+        let held = routes.state.withLockedValue { state in
+            state.isHolding = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for (eventLoop, send) in held { eventLoop.execute(send) }
+    }
+
     /// Returns once `count` requests on `path` have been seen.
     public func waitForRequests(_ path: String, count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -120,6 +136,8 @@ final class Routes: Sendable {
         var total = 0
         var lastRequests: [String: TestImageServer.Request] = [:]
         var waiters: [(path: String, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var isHolding = false
+        var held: [(any EventLoop, @Sendable () -> Void)] = []
     }
 
     let state = NIOLockedValueBox(State())
@@ -138,5 +156,14 @@ final class Routes: Sendable {
         }
         for waiter in reached { waiter.resume() }
         return handler(request)
+    }
+
+    /// Runs `send` now, or keeps it for ``TestImageServer/releaseResponses()`` while responses are held.
+    func sendOrHold(on eventLoop: any EventLoop, _ send: @escaping @Sendable () -> Void) {
+        let sendNow = state.withLockedValue { state in
+            if state.isHolding { state.held.append((eventLoop, send)) }
+            return !state.isHolding
+        }
+        if sendNow { send() }
     }
 }

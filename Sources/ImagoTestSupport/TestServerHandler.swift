@@ -29,13 +29,18 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.request = nil
             let response = routes.respond(to: request)
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            if response.delay > .zero {
-                context.eventLoop.scheduleTask(in: .nanoseconds(response.delay.nanosecondsClamped)) {
+            let routes = self.routes
+            let eventLoop = context.eventLoop
+            let send: @Sendable () -> Void = {
+                routes.sendOrHold(on: eventLoop) {
                     let (handler, context) = loopBound.value
                     handler.send(response, context: context)
                 }
+            }
+            if response.delay > .zero {
+                eventLoop.scheduleTask(in: .nanoseconds(response.delay.nanosecondsClamped), send)
             } else {
-                send(response, context: context)
+                send()
             }
         }
     }

@@ -61,15 +61,29 @@ final class CoalescingPool<Value: Sendable>: Sendable {
     private struct Work {
         let generation: UInt64
         var waiters: [UInt64: Waiter] = [:]
+        /// Waiters per priority level, so that the highest is found in O(1).
+        var priorityCounts = [Int](repeating: 0, count: Priority.allCases.count)
         var priority: Priority
         var task: Task<Void, Never>?
         var priorityObservers: [@Sendable (Priority) -> Void] = []
 
-        mutating func updatePriority() -> Bool {
-            let highest = waiters.values.map(\.priority).max() ?? priority
-            guard highest != priority else { return false }
+        mutating func add(_ id: UInt64, _ waiter: Waiter) {
+            waiters[id] = waiter
+            priorityCounts[waiter.priority.rawValue] += 1
+        }
+
+        mutating func remove(_ id: UInt64) -> Waiter? {
+            guard let waiter = waiters.removeValue(forKey: id) else { return nil }
+            priorityCounts[waiter.priority.rawValue] -= 1
+            return waiter
+        }
+
+        /// Recomputes the work's priority; tells the observers if it changed.
+        mutating func updatePriority() {
+            guard let level = priorityCounts.lastIndex(where: { $0 > 0 }), let highest = Priority(rawValue: level),
+                  highest != priority else { return }
             priority = highest
-            return true
+            for handler in priorityObservers { handler(highest) }
         }
     }
 
@@ -90,19 +104,14 @@ final class CoalescingPool<Value: Sendable>: Sendable {
         let (subscription, isNew) = state.withLock { state in
             let waiter = state.nextID
             state.nextID += 1
-            var isNew = false
-            if state.works[key] == nil {
-                state.works[key] = Work(generation: waiter, priority: priority)
-                isNew = true
-            }
-            state.works[key]!.waiters[waiter] = Waiter(priority: priority, observer: observer)
-            let generation = state.works[key]!.generation
-            if !isNew && state.works[key]!.updatePriority() {
-                let newPriority = state.works[key]!.priority
-                for handler in state.works[key]!.priorityObservers { handler(newPriority) }
-            }
-            let subscription = Subscription(pool: self, key: key, generation: generation, waiter: waiter, joined: !isNew)
-            return (subscription, isNew)
+            // Taken out of the dictionary while changed, so that its waiters are never copied.
+            let existing = state.works.removeValue(forKey: key)
+            var work = existing ?? Work(generation: waiter, priority: priority)
+            work.add(waiter, Waiter(priority: priority, observer: observer))
+            if existing != nil { work.updatePriority() }
+            state.works[key] = work
+            let subscription = Subscription(pool: self, key: key, generation: work.generation, waiter: waiter, joined: existing != nil)
+            return (subscription, existing == nil)
         }
         if isNew { start(subscription, priority: priority, operation: operation) }
         return subscription
@@ -139,15 +148,10 @@ final class CoalescingPool<Value: Sendable>: Sendable {
 
     private func leave(_ subscription: Subscription) {
         let (waiter, abandonedTask) = state.withLock { state -> (Waiter?, Task<Void, Never>?) in
-            guard var work = state.works[subscription.key], work.generation == subscription.generation,
-                  let waiter = work.waiters.removeValue(forKey: subscription.waiter) else { return (nil, nil) }
-            if work.waiters.isEmpty {
-                state.works[subscription.key] = nil
-                return (waiter, work.task)
-            }
-            if work.updatePriority() {
-                for handler in work.priorityObservers { handler(work.priority) }
-            }
+            guard var work = takeWork(for: subscription, from: &state) else { return (nil, nil) }
+            let waiter = work.remove(subscription.waiter)
+            if work.waiters.isEmpty { return (waiter, work.task) }
+            work.updatePriority()
             state.works[subscription.key] = work
             return (waiter, nil)
         }
@@ -157,14 +161,20 @@ final class CoalescingPool<Value: Sendable>: Sendable {
 
     private func setPriority(_ priority: Priority, for subscription: Subscription) {
         state.withLock { state in
-            guard var work = state.works[subscription.key], work.generation == subscription.generation,
-                  work.waiters[subscription.waiter] != nil else { return }
-            work.waiters[subscription.waiter]!.priority = priority
-            if work.updatePriority() {
-                for handler in work.priorityObservers { handler(work.priority) }
+            guard var work = takeWork(for: subscription, from: &state) else { return }
+            if var waiter = work.remove(subscription.waiter) {
+                waiter.priority = priority
+                work.add(subscription.waiter, waiter)
+                work.updatePriority()
             }
             state.works[subscription.key] = work
         }
+    }
+
+    /// Removes and returns the subscription's work, if it is still the one running for its key.
+    private func takeWork(for subscription: Subscription, from state: inout State) -> Work? {
+        guard state.works[subscription.key]?.generation == subscription.generation else { return nil }
+        return state.works.removeValue(forKey: subscription.key)
     }
 
     private func observePriority(key: String, generation: UInt64, _ handler: @escaping @Sendable (Priority) -> Void) {

@@ -1,0 +1,160 @@
+import Foundation
+import ImagoTestSupport
+import Testing
+
+@testable import Imago
+
+@Suite("HTTPDataLoader against the in-process server", .timeLimit(.minutes(1)))
+struct HTTPDataLoaderTests {
+    let body = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    /// Runs `body` with a fresh server and loader, and shuts both down.
+    func withServer(
+        _ configuration: HTTPDataLoader.Configuration = .init(),
+        _ body: (TestImageServer, HTTPDataLoader) async throws -> Void
+    ) async throws {
+        let server = try await TestImageServer.start()
+        let loader = HTTPDataLoader(configuration: configuration)
+        do {
+            try await body(server, loader)
+        } catch {
+            try? await loader.shutdown()
+            try? await server.shutdown()
+            throw error
+        }
+        try await loader.shutdown()
+        try await server.shutdown()
+    }
+
+    func load(_ loader: HTTPDataLoader, _ url: URL, headers: [HTTPHeader] = []) async -> Result<DataResponse, DataLoadingError> {
+        do throws(DataLoadingError) {
+            return .success(try await loader.loadData(for: DataRequest(url: url, headers: headers)) { _ in })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    func code(_ result: Result<DataResponse, DataLoadingError>) -> DataLoadingError.Code? {
+        if case .failure(let error) = result { return error.code }
+        return nil
+    }
+
+    @Test("a 200 body arrives whole, with the response headers, and the request headers reach the server")
+    func success() async throws {
+        try await withServer { server, loader in
+            server.setRoute("/a.jpg", .init(headers: [("ETag", "\"v1\"")], body: body))
+            let response = try await load(loader, server.url("/a.jpg"), headers: [HTTPHeader("X-Token", "secret")]).get()
+            #expect(response.data == body)
+            #expect(response.statusCode == 200)
+            #expect(response.header("etag") == "\"v1\"")
+            #expect(server.lastRequest("/a.jpg")?.header("X-Token") == "secret")
+            #expect(server.lastRequest("/a.jpg")?.header("User-Agent") == "Imago")
+        }
+    }
+
+    @Test("error statuses are errors carrying the code", arguments: [404, 500, 503])
+    func errorStatus(status: Int) async throws {
+        try await withServer { server, loader in
+            server.setRoute("/e", .init(status: status, body: Data("error page".utf8)))
+            #expect(code(await load(loader, server.url("/e"))) == .httpStatus(status))
+        }
+    }
+
+    @Test("a body over the size limit is refused, whether announced or streamed without a length")
+    func sizeLimit() async throws {
+        try await withServer(.init(maximumResponseSize: 10_000)) { server, loader in
+            server.setRoute("/announced", .init(body: body))
+            server.setRoute("/chunked", .init(body: body, behaviour: .omitContentLength))
+            server.setRoute("/small", .init(body: body.prefix(10_000), behaviour: .omitContentLength))
+            #expect(code(await load(loader, server.url("/announced"))) == .responseTooLarge(limit: 10_000))
+            #expect(code(await load(loader, server.url("/chunked"))) == .responseTooLarge(limit: 10_000))
+            let small = try await load(loader, server.url("/small")).get()
+            #expect(small.data == body.prefix(10_000))
+        }
+    }
+
+    @Test("a body cut short of its Content-Length, or a reset connection, is a network error, never a short success")
+    func truncatedAndReset() async throws {
+        try await withServer { server, loader in
+            server.setRoute("/cut", .init(body: body, behaviour: .truncate(after: 1_000)))
+            server.setRoute("/reset", .init(body: body, behaviour: .reset))
+            #expect(code(await load(loader, server.url("/cut"))) == .network)
+            #expect(code(await load(loader, server.url("/reset"))) == .network)
+        }
+    }
+
+    @Test("a stalled body is cut off by the read timeout")
+    func stallTimesOut() async throws {
+        try await withServer(.init(readTimeout: .milliseconds(300))) { server, loader in
+            server.setRoute("/stall", .init(body: body, behaviour: .stall(after: 100)))
+            #expect(code(await load(loader, server.url("/stall"))) == .timedOut)
+        }
+    }
+
+    @Test("cancelling the loading task ends a stalled download promptly with cancelled")
+    func cancellation() async throws {
+        try await withServer { server, loader in
+            server.setRoute("/stall", .init(body: body, behaviour: .stall(after: 100)))
+            let url = server.url("/stall")
+            let task = Task { await load(loader, url) }
+            await server.waitForRequests("/stall", count: 1)
+            let start = ContinuousClock.now
+            task.cancel()
+            #expect(code(await task.value) == .cancelled)
+            #expect(ContinuousClock.now - start < .seconds(5))
+        }
+    }
+
+    @Test("redirects are followed up to five; a sixth or a loop fails")
+    func redirects() async throws {
+        try await withServer { server, loader in
+            for hop in 0..<6 { server.setRoute("/r\(hop)", .redirect(to: "/r\(hop + 1)")) }
+            server.setRoute("/r6", .init(body: body))
+            server.setRoute("/loop-a", .redirect(to: "/loop-b"))
+            server.setRoute("/loop-b", .redirect(to: "/loop-a"))
+            let five = try await load(loader, server.url("/r1")).get()
+            #expect(five.data == body)
+            #expect(five.url == server.url("/r6"))
+            #expect(code(await load(loader, server.url("/r0"))) == .tooManyRedirects)
+            #expect(code(await load(loader, server.url("/loop-a"))) == .tooManyRedirects)
+        }
+    }
+
+    @Test("URLs that are not http(s) with a host are invalid")
+    func invalidURLs() async throws {
+        try await withServer { _, loader in
+            for string in ["ftp://example.com/a.jpg", "file:///etc/passwd", "http:///nohost.jpg"] {
+                #expect(code(await load(loader, URL(string: string)!)) == .invalidURL, "\(string)")
+            }
+        }
+    }
+
+    @Test("progress is monotonic and ends at the body size")
+    func progress() async throws {
+        try await withServer { server, loader in
+            server.setRoute("/drip", .init(body: body, behaviour: .drip(chunkSize: 8_000, interval: .milliseconds(2))))
+            let seen = Locked<[DownloadProgress]>([])
+            _ = try await loader.loadData(for: DataRequest(url: server.url("/drip"))) { progress in
+                seen.withLock { $0.append(progress) }
+            }
+            let values = seen.withLock { $0 }
+            #expect(values.count > 1)
+            #expect(zip(values, values.dropFirst()).allSatisfy { $0.completed <= $1.completed })
+            #expect(values.last == DownloadProgress(completed: Int64(body.count), expected: Int64(body.count)))
+        }
+    }
+
+    @Test("1,000 concurrent loads of one path all succeed")
+    func concurrentLoads() async throws {
+        try await withServer { server, loader in
+            server.setRoute("/same", .init(body: body.prefix(2_000)))
+            let url = server.url("/same")
+            let successes = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<1000 { group.addTask { (try? await load(loader, url).get().data.count) == 2_000 } }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(successes == 1000)
+            #expect(server.requestCount("/same") == 1000)
+        }
+    }
+}
