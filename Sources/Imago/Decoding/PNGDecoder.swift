@@ -54,6 +54,9 @@ public struct PNGDecoder: ImageDecoding {
         try check(buffer.withUnsafeMutableBytes { output in
             spng_decode_image(context, output.baseAddress, output.count, format, Int32(SPNG_DECODE_TRNS.rawValue))
         })
+        // The image can be complete before the last IDAT chunk's CRC is read:
+        // read on to IEND so that a damaged chunk is still caught.
+        try check(spng_decode_chunks(context))
         let pixelFormat: Image.PixelFormat
         switch (isGray, hasAlpha) {
         case (true, false):

@@ -1,0 +1,149 @@
+import Foundation
+import ImagoTestSupport
+import Testing
+
+@testable import Imago
+
+@Suite("JPEG and PNG codecs: round trips, scaled decoding, limits, damaged input")
+struct CodecTests {
+    /// A smooth picture: gradients compress well and survive JPEG closely.
+    static func gradient(width: Int, height: Int, format: Image.PixelFormat = .rgb8) -> Image {
+        let channels = format.bytesPerPixel
+        var pixels = [UInt8](repeating: 0, count: width * height * channels)
+        for y in 0..<height {
+            for x in 0..<width {
+                let base = (y * width + x) * channels
+                let values = [UInt8(x * 255 / max(1, width - 1)), UInt8(y * 255 / max(1, height - 1)), 128, UInt8((x + y) % 256)]
+                switch format {
+                case .gray8: pixels[base] = values[0]
+                case .grayAlpha8: pixels[base] = values[0]; pixels[base + 1] = values[3]
+                case .rgb8: for c in 0..<3 { pixels[base + c] = values[c] }
+                case .rgba8: for c in 0..<4 { pixels[base + c] = values[c] }
+                }
+            }
+        }
+        return Image(width: width, height: height, pixelFormat: format, pixels: pixels)!
+    }
+
+    static func meanAbsoluteError(_ a: Image, _ b: Image) -> Double {
+        zip(a.pixels, b.pixels).reduce(0.0) { $0 + Double(abs(Int($1.0) - Int($1.1))) } / Double(a.pixels.count)
+    }
+
+    @Test("PNG round trips are exact in every pixel format", arguments: [Image.PixelFormat.gray8, .grayAlpha8, .rgb8, .rgba8])
+    func pngRoundTrip(format: Image.PixelFormat) throws {
+        let image = Self.gradient(width: 97, height: 61, format: format)
+        let data = try PNGEncoder().encode(image)
+        #expect(ImageFormat(sniffing: data) == .png)
+        let decoded = try PNGDecoder().decode(data, options: ImageDecodingOptions())
+        #expect(decoded == image)
+    }
+
+    @Test("JPEG round trips stay close, in color and gray")
+    func jpegRoundTrip() throws {
+        for format in [Image.PixelFormat.rgb8, .gray8] {
+            let image = Self.gradient(width: 160, height: 120, format: format)
+            let data = try JPEGEncoder(quality: 90).encode(image)
+            #expect(ImageFormat(sniffing: data) == .jpeg)
+            let decoded = try JPEGDecoder().decode(data, options: ImageDecodingOptions())
+            #expect(decoded.pixelFormat == format)
+            #expect(decoded.width == 160 && decoded.height == 120)
+            #expect(Self.meanAbsoluteError(decoded, image) < 2.5, "\(format)")
+        }
+    }
+
+    @Test("JPEG decodes in the DCT domain at the smallest scale that covers the target")
+    func dctScaling() throws {
+        let photo = try JPEGEncoder(quality: 80).encode(Self.gradient(width: 4000, height: 3000))
+        let cases: [(ImageSize?, Int, Int)] = [
+            (ImageSize(width: 256, height: 256), 500, 375),    // 1/8
+            (ImageSize(width: 600, height: 400), 1000, 750),   // 1/4 covers 600 wide
+            (ImageSize(width: 1900, height: 1000), 2000, 1500), // 1/2
+            (ImageSize(width: 5000, height: 5000), 4000, 3000), // never enlarged
+            (nil, 4000, 3000),
+        ]
+        for (target, width, height) in cases {
+            let image = try JPEGDecoder().decode(photo, options: ImageDecodingOptions(targetSize: target))
+            #expect(image.width == width && image.height == height, "\(String(describing: target))")
+        }
+    }
+
+    @Test("headers declaring too many pixels are refused before decoding")
+    func pixelLimit() throws {
+        // A PNG whose IHDR says 60000x60000: header only, with a correct CRC.
+        var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13])
+        var chunk = Data("IHDR".utf8)
+        for value in [UInt32(60000), UInt32(60000)] { withUnsafeBytes(of: value.bigEndian) { chunk.append(contentsOf: $0) } }
+        chunk.append(contentsOf: [8, 2, 0, 0, 0])
+        png.append(chunk)
+        withUnsafeBytes(of: crc32(chunk).bigEndian) { png.append(contentsOf: $0) }
+
+        // A JPEG whose SOF0 says 60000x60000.
+        var jpeg = try JPEGEncoder().encode(Self.gradient(width: 16, height: 16))
+        let sof = try #require(jpeg.indices.first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC0 })
+        for (offset, byte) in [UInt8(0xEA), 0x60, 0xEA, 0x60].enumerated() { jpeg[sof + 5 + offset] = byte }
+
+        for (data, format) in [(png, ImageFormat.png), (jpeg, .jpeg)] {
+            let start = ContinuousClock.now
+            let error = #expect(throws: ImageDecodingError.self) {
+                _ = try ImagePipeline.decode(data, options: ImageDecodingOptions(), decoders: [JPEGDecoder(), PNGDecoder()])
+            }
+            #expect(error?.code == .tooManyPixels(width: 60000, height: 60000, limit: 100_000_000), "\(format)")
+            #expect(ContinuousClock.now - start < .milliseconds(100))
+        }
+    }
+
+    @Test("unknown data is described: empty, HTML, JSON, bytes")
+    func unknownData() {
+        let cases: [(Data, String)] = [
+            (Data(), "empty data"),
+            (Data("<!DOCTYPE html><html>".utf8), "HTML, not an image"),
+            (Data("{\"error\": 1}".utf8), "JSON, not an image"),
+            (Data([1, 2, 3, 4, 5, 6, 7, 8, 9]), "9 bytes starting 01 02 03 04 05 06 07 08"),
+        ]
+        for (data, description) in cases {
+            let error = #expect(throws: ImageDecodingError.self) {
+                _ = try ImagePipeline.decode(data, options: ImageDecodingOptions(), decoders: [JPEGDecoder(), PNGDecoder()])
+            }
+            #expect(error?.code == .unsupportedFormat(seen: description))
+        }
+    }
+
+    @Test("truncated and bit-flipped files never crash: each gives an image or a decoding error")
+    func damagedInput() throws {
+        let originals = [
+            try JPEGEncoder().encode(Self.gradient(width: 64, height: 48)),
+            try PNGEncoder().encode(Self.gradient(width: 64, height: 48, format: .rgba8)),
+        ]
+        var generator = SeededGenerator(seed: 7)
+        var decoded = 0, rejected = 0
+        for original in originals {
+            var variants = stride(from: 0, to: original.count, by: 7).map { original.prefix($0) }
+            for _ in 0..<300 {
+                var copy = original
+                for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                    copy[Int.random(in: 0..<copy.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+                }
+                variants.append(copy)
+            }
+            for variant in variants {
+                do {
+                    let image = try ImagePipeline.decode(Data(variant), options: ImageDecodingOptions(), decoders: [JPEGDecoder(), PNGDecoder()])
+                    #expect(image.pixels.count == image.bytesPerRow * image.height)
+                    decoded += 1
+                } catch {
+                    rejected += 1
+                }
+            }
+        }
+        #expect(decoded > 0 && rejected > 0)
+    }
+
+    private func crc32(_ data: Data) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in data {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+}
