@@ -4,10 +4,10 @@
 # Debian; Swift packages resolve through SwiftPM).
 set -euo pipefail
 
-# System packages: mount (util-linux) for the tmpfs-based disk-full tests,
-# chattr (e2fsprogs) for the permission-error test.
-# The codec libraries join this list as the decoders land.
-packages=(util-linux e2fsprogs)
+# System packages: the codecs (libjpeg-turbo's TurboJPEG API, libspng), mount
+# (util-linux) for the tmpfs-based disk-full tests, chattr (e2fsprogs) for the
+# permission-error test, pkg-config for SwiftPM to find the codecs.
+packages=(libturbojpeg0-dev libspng-dev pkg-config util-linux e2fsprogs)
 
 missing=()
 for package in "${packages[@]}"; do

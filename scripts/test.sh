@@ -21,7 +21,22 @@ echo "== swift test --sanitize=thread"
 swift test --sanitize=thread --scratch-path .build-tsan
 
 echo "== imago demo"
-output=$(swift run imago demo --count 300 --size-limit 4)
+# The main job: three passes over the generated gallery on the embedded server.
+output=$(swift run imago demo --count 300)
 echo "$output"
-echo "$output" | grep -qE '^memory +300 ' || { echo "demo: unexpected memory pass" >&2; exit 1; }
-echo "$output" | grep -q 'detected, removed, reported as a miss' || { echo "demo: corruption not detected" >&2; exit 1; }
+expect_row() {
+  echo "$output" | grep -qE "$1" || { echo "demo: no row matching '$1'" >&2; exit 1; }
+}
+# pass, images, bytes (value and unit), network requests, disk hits, memory hits
+expect_row '^network +300 +[0-9.]+ [KMG]?i?B +300 +0 +0 '
+expect_row '^disk +300 +[0-9.]+ [KMG]?i?B +0 +300 +0 '
+expect_row '^memory +300 +[0-9.]+ [KMG]?i?B +0 +0 +300 '
+sheet=$(echo "$output" | sed -n 's/^contact sheet: \(.*\.png\) .*/\1/p')
+[ -s "$sheet" ] || { echo "demo: contact sheet missing" >&2; exit 1; }
+rm -rf "$(dirname "$sheet")"
+
+echo "== imago cache demo"
+output=$(swift run imago cache demo --count 300 --size-limit 4)
+echo "$output"
+echo "$output" | grep -qE '^memory +300 ' || { echo "cache demo: unexpected memory pass" >&2; exit 1; }
+echo "$output" | grep -q 'detected, removed, reported as a miss' || { echo "cache demo: corruption not detected" >&2; exit 1; }
