@@ -6,6 +6,7 @@ import PackageDescription
 //
 //     swift package --allow-writing-to-package-directory benchmark
 //     swift run -c release HitRatio
+//     swift run -c release PipelineThroughput
 let package = Package(
     name: "ImagoBenchmarks",
     platforms: [.macOS(.v15)],
@@ -16,6 +17,7 @@ let package = Package(
         // ordo-one/swift-runtime-interposer, and serves only the ARC metrics
         // (retain/release counts), which these benchmarks do not use.
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // The seeded workloads shared by the timed benchmarks and the hit-ratio report.
@@ -41,6 +43,16 @@ let package = Package(
         ),
         // Prints the hit ratios of the eviction policies: a ratio, not a timing.
         .executableTarget(name: "HitRatio", dependencies: ["CacheWorkloads"]),
+        // Prints cold-load and disk-hit throughput of the pipeline next to a
+        // bare AsyncHTTPClient loop and direct decoding, in one run.
+        .executableTarget(
+            name: "PipelineThroughput",
+            dependencies: [
+                .product(name: "Imago", package: "Imago"),
+                .product(name: "ImagoTestSupport", package: "Imago"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

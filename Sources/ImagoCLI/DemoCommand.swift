@@ -154,12 +154,6 @@ struct DemoPass {
              "\(pass.diskHits)", "\(pass.memoryHits)", milliseconds(pass.percentile(0.5)), milliseconds(pass.percentile(0.99)),
              milliseconds(pass.wall)]
         }
-        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
-        for line in [header] + rows {
-            print(line.enumerated().map { column, cell in
-                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
-                    : String(repeating: " ", count: widths[column] - cell.count) + cell
-            }.joined(separator: "  "))
-        }
+        Terminal.printTable(header: header, rows: rows)
     }
 }

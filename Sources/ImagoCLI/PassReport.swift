@@ -32,13 +32,7 @@ struct PassReport {
             [row.name, "\(row.entries)", "\(row.bytes / 1024)", "\(row.hits)", "\(row.misses)",
              microseconds(row.percentile(0.5)), microseconds(row.percentile(0.99))]
         }
-        let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max() ?? 0 }
-        for line in [header] + cells {
-            print(line.enumerated().map { column, cell in
-                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
-                    : String(repeating: " ", count: widths[column] - cell.count) + cell
-            }.joined(separator: "  "))
-        }
+        Terminal.printTable(header: header, rows: cells)
     }
 
     private static func microseconds(_ duration: Duration) -> String {

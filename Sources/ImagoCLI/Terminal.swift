@@ -16,6 +16,17 @@ enum Terminal {
         FileHandle.standardError.write(Data(("imago: " + message + "\n").utf8))
     }
 
+    /// Prints a table: the first column left-aligned, the others right-aligned.
+    static func printTable(header: [String], rows: [[String]]) {
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        for line in [header] + rows {
+            print(line.enumerated().map { column, cell in
+                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: widths[column] - cell.count) + cell
+            }.joined(separator: "  "))
+        }
+    }
+
     /// The default cache folder: `$XDG_CACHE_HOME/imago`, else `~/.cache/imago`.
     static var defaultCacheFolder: String {
         let environment = ProcessInfo.processInfo.environment

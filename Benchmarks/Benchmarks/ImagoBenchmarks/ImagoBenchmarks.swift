@@ -5,4 +5,5 @@ let benchmarks: @Sendable () -> Void = {
     memoryCacheBenchmarks()
     diskCacheBenchmarks()
     diskCacheMaintenanceBenchmarks()
+    pipelineBenchmarks()
 }

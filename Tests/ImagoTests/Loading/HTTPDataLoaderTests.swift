@@ -8,22 +8,11 @@ import Testing
 struct HTTPDataLoaderTests {
     let body = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
 
-    /// Runs `body` with a fresh server and loader, and shuts both down.
     func withServer(
         _ configuration: HTTPDataLoader.Configuration = .init(),
         _ body: (TestImageServer, HTTPDataLoader) async throws -> Void
     ) async throws {
-        let server = try await TestImageServer.start()
-        let loader = HTTPDataLoader(configuration: configuration)
-        do {
-            try await body(server, loader)
-        } catch {
-            try? await loader.shutdown()
-            try? await server.shutdown()
-            throw error
-        }
-        try await loader.shutdown()
-        try await server.shutdown()
+        try await withTestServer(configuration, body)
     }
 
     func load(_ loader: HTTPDataLoader, _ url: URL, headers: [HTTPHeader] = []) async -> Result<DataResponse, DataLoadingError> {

@@ -11,20 +11,11 @@ struct ImagePipelineHTTPTests {
     func withPipeline(
         _ body: (TestImageServer, ImagePipeline, DiskCache) async throws -> Void
     ) async throws {
-        let server = try await TestImageServer.start()
-        let loader = HTTPDataLoader()
-        let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
-        let pipeline = ImagePipeline(configuration: .init(dataLoader: loader, dataCache: disk))
-        defer { disk.close() }
-        do {
-            try await body(server, pipeline, disk)
-        } catch {
-            try? await loader.shutdown()
-            try? await server.shutdown()
-            throw error
+        try await withTestServer { server, loader in
+            let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
+            defer { disk.close() }
+            try await body(server, ImagePipeline(configuration: .init(dataLoader: loader, dataCache: disk)), disk)
         }
-        try await loader.shutdown()
-        try await server.shutdown()
     }
 
     static let photo: Data = {

@@ -1,0 +1,170 @@
+import AsyncHTTPClient
+import Foundation
+import Imago
+import ImagoTestSupport
+import NIOCore
+
+// Throughput of the whole pipeline against its parts, measured in one run on
+// one machine, so that the ratios mean something:
+//
+// 1. Cold loads of 2,000 distinct URLs of a ~20 KB JPEG from the in-process
+//    loopback server: a bare AsyncHTTPClient loop (16 requests in flight,
+//    bodies collected) against the pipeline (download, disk store, memory
+//    store; once with decoding skipped by a pass-through decoder, once with
+//    the JPEG decoded).
+// 2. Disk hits: a new pipeline on the filled cache folder loading the same
+//    2,000 images (read + decode) against reading the same JPEG files from a
+//    plain folder and decoding them with TurboJPEG directly, on as many
+//    threads as the pipeline decodes on.
+//
+// Prints the median of each over the rounds. Run in release:
+//     swift run -c release PipelineThroughput [rounds]
+
+let rounds = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 5 : 5
+let count = 2_000
+let concurrency = 16
+let cores = ProcessInfo.processInfo.activeProcessorCount
+let scratch = (FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()) + "/imago-throughput-\(getpid())"
+
+/// A photo-like JPEG of about 20 KB.
+func makeJPEG() throws -> Data {
+    var canvas = Canvas(width: 300, height: 225, background: (40, 90, 160))
+    canvas.fillVerticalGradient(top: (250, 180, 60), bottom: (20, 40, 120))
+    var generator = SeededGenerator(seed: 20)
+    for _ in 0..<40 {
+        let color = (UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator))
+        canvas.fillCircle(centerX: Int.random(in: 0..<300, using: &generator), centerY: Int.random(in: 0..<225, using: &generator),
+                          radius: Int.random(in: 5...40, using: &generator), color: color)
+    }
+    guard let image = canvas.image else { throw CocoaError(.coderInvalidValue) }
+    return try JPEGEncoder(quality: 92).encode(image)
+}
+
+/// Returns an image for any data, without decoding: isolates the pipeline's own cost.
+struct PassThroughDecoder: ImageDecoding {
+    static let pixel = Image(width: 1, height: 1, pixelFormat: .gray8, pixels: [0])!
+    func canDecode(_ format: ImageFormat) -> Bool { true }
+    func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image { Self.pixel }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+func bareLoop(_ client: HTTPClient, _ urls: [URL]) async throws -> Double {
+    let next = Locked(0)
+    let start = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                while true {
+                    let index = next.take()
+                    guard index < urls.count else { return }
+                    let response = try await client.execute(HTTPClientRequest(url: urls[index].absoluteString), timeout: .seconds(30))
+                    let body = try await response.body.collect(upTo: 1 << 20)
+                    guard response.status == .ok, body.readableBytes > 0 else { throw CocoaError(.fileReadCorruptFile) }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    return Double(urls.count) / seconds(ContinuousClock.now - start)
+}
+
+func loadAll(_ pipeline: ImagePipeline, _ urls: [URL]) async throws -> Double {
+    let start = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for url in urls { group.addTask { _ = try await pipeline.image(for: url) } }
+        try await group.waitForAll()
+    }
+    return Double(urls.count) / seconds(ContinuousClock.now - start)
+}
+
+func makePipeline(folder: String, loader: HTTPDataLoader, decoder: any ImageDecoding) throws -> (ImagePipeline, DiskCache) {
+    try? FileManager.default.removeItem(atPath: folder)
+    let disk = try DiskCache(path: folder, configuration: .init(sizeLimit: 1 << 30, maintenanceInterval: nil))
+    let pipeline = ImagePipeline(configuration: .init(
+        dataLoader: loader, dataCache: disk, decoders: [decoder],
+        maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
+    ))
+    return (pipeline, disk)
+}
+
+/// Reads every file and decodes it, on `cores` threads.
+func directDecode(_ paths: [String]) -> Double {
+    let next = Locked(0)
+    let start = ContinuousClock.now
+    DispatchQueue.concurrentPerform(iterations: cores) { _ in
+        while true {
+            let index = next.take()
+            guard index < paths.count else { return }
+            guard let data = FileManager.default.contents(atPath: paths[index]),
+                  (try? JPEGDecoder().decode(data, options: ImageDecodingOptions())) != nil else { fatalError("decode failed") }
+        }
+    }
+    return Double(paths.count) / seconds(ContinuousClock.now - start)
+}
+
+/// A counter behind a lock.
+final class Locked: @unchecked Sendable {
+    // @unchecked: `value` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var value: Int
+    init(_ value: Int) { self.value = value }
+    func take() -> Int { lock.lock(); defer { lock.unlock() }; value += 1; return value - 1 }
+}
+
+let jpeg = try makeJPEG()
+let server = try await TestImageServer.start(threads: 1)
+for index in 0..<count { server.setRoute("/img/\(index).jpg", .init(body: jpeg)) }
+var clientConfiguration = HTTPClient.Configuration()
+clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)
+let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+let loader = HTTPDataLoader(configuration: .init(maximumConnectionsPerHost: concurrency))
+try FileManager.default.createDirectory(atPath: scratch + "/files", withIntermediateDirectories: true)
+let paths = (0..<count).map { scratch + "/files/\($0).jpg" }
+for path in paths { FileManager.default.createFile(atPath: path, contents: jpeg) }
+
+print("PipelineThroughput: \(count) loads of a \(jpeg.count)-byte JPEG, \(rounds) rounds, \(cores) cores, \(concurrency) downloads in flight")
+var bare: [Double] = [], skipped: [Double] = [], decoded: [Double] = [], diskHits: [Double] = [], direct: [Double] = []
+for round in 0..<rounds {
+    // Fresh URLs each round so that nothing is served from a previous round's caches.
+    let urls = (0..<count).map { server.url("/img/\($0).jpg?round=\(round)") }
+    bare.append(try await bareLoop(client, urls))
+
+    let (skipping, skippingDisk) = try makePipeline(folder: scratch + "/skip", loader: loader, decoder: PassThroughDecoder())
+    skipped.append(try await loadAll(skipping, urls))
+    skippingDisk.close()
+
+    let (decoding, decodingDisk) = try makePipeline(folder: scratch + "/decode", loader: loader, decoder: JPEGDecoder())
+    decoded.append(try await loadAll(decoding, urls))
+    decodingDisk.close()
+
+    let reopened = try DiskCache(path: scratch + "/decode", configuration: .init(sizeLimit: 1 << 30, maintenanceInterval: nil))
+    let fromDisk = ImagePipeline(configuration: .init(dataLoader: loader, dataCache: reopened))
+    diskHits.append(try await loadAll(fromDisk, urls))
+    guard fromDisk.statistics.diskHits == count else { fatalError("expected \(count) disk hits, got \(fromDisk.statistics)") }
+    reopened.close()
+
+    direct.append(directDecode(paths))
+    print(String(format: "round %d: bare %.0f/s, pipeline (decode skipped) %.0f/s, pipeline (decoded) %.0f/s, disk hits %.0f/s, direct read+decode %.0f/s",
+                 round + 1, bare.last!, skipped.last!, decoded.last!, diskHits.last!, direct.last!))
+}
+print(String(format: """
+    median over %d rounds:
+      cold, bare AsyncHTTPClient loop        %6.0f requests/s
+      cold, pipeline, decode skipped         %6.0f requests/s  (%.0f%% of bare)
+      cold, pipeline, JPEG decoded           %6.0f requests/s  (%.0f%% of bare)
+      disk hits, pipeline (read + decode)    %6.0f images/s
+      direct read + TurboJPEG decode         %6.0f images/s    (pipeline: %.0f%%)
+    """, rounds, median(bare), median(skipped), 100 * median(skipped) / median(bare), median(decoded), 100 * median(decoded) / median(bare),
+    median(diskHits), median(direct), 100 * median(diskHits) / median(direct)))
+try await client.shutdown()
+try await loader.shutdown()
+try await server.shutdown()
+try? FileManager.default.removeItem(atPath: scratch)
