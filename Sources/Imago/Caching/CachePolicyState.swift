@@ -74,6 +74,8 @@ struct CachePolicyState<Key: Hashable, Value> {
     @usableFromInline var small = List()
     @usableFromInline var main = List()
     @usableFromInline var ghost = GhostQueue()
+    /// Entries evicted by the limits or a trim, since creation.
+    @usableFromInline var evictionCount = 0
 
     @usableFromInline
     init(policy: EvictionPolicy, limits: Limits) {
@@ -164,6 +166,7 @@ struct CachePolicyState<Key: Hashable, Value> {
     mutating func evict(toCount countLimit: Int, cost costLimit: Int) {
         while totalCount > 0, totalCount > countLimit || totalCost > costLimit {
             evictOne(countLimit: countLimit, costLimit: costLimit)
+            evictionCount += 1
         }
     }
 

@@ -12,6 +12,8 @@ public protocol ImageCaching: Sendable {
     func removeAll()
     /// Removes the images whose time to live has passed.
     func removeExpired()
+    /// The number of images evicted by the cache's limits since it was created.
+    var evictionCount: Int { get }
 }
 
 extension MemoryCache: ImageCaching where Key == String, Value == Image {

@@ -179,6 +179,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The sum of the entries' costs.
     public var totalCost: Int { shards.reduce(0) { sum, shard in sum + shard.withLock { $0.totalCost } } }
 
+    /// The number of entries evicted by the limits or a trim since the cache was created.
+    public var evictionCount: Int { shards.reduce(0) { sum, shard in sum + shard.withLock { $0.evictionCount } } }
+
     // MARK: Internals
 
     @inlinable

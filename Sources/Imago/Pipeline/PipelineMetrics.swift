@@ -90,8 +90,16 @@ extension ImagePipeline {
         public var failedTasks: Int
         /// Tasks that were cancelled.
         public var cancelledTasks: Int
+        /// Images the memory cache evicted to stay within its limits.
+        public var memoryEvictions = 0
     }
 
-    /// The pipeline's counters now.
-    public var statistics: Statistics { metrics.snapshot }
+    /// The pipeline's counters now. `memoryEvictions` is read from the
+    /// memory cache, which counts them itself (so they are in the snapshot,
+    /// not in the swift-metrics counters).
+    public var statistics: Statistics {
+        var statistics = metrics.snapshot
+        statistics.memoryEvictions = configuration.imageCache?.evictionCount ?? 0
+        return statistics
+    }
 }

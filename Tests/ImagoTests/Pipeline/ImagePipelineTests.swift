@@ -178,4 +178,15 @@ struct ImagePipelineTests {
         #expect(last == DownloadProgress(completed: 8, expected: 8))
         _ = try await task.response
     }
+
+    @Test("statistics count memory evictions made by the cache's limits")
+    func evictions() async throws {
+        let pipeline = ImagePipeline(configuration: .init(
+            dataLoader: loader, imageCache: MemoryCache<String, Image>(configuration: .init(countLimit: 2, shardCount: 1)),
+            decoders: [decoder]
+        ))
+        for id in 1...5 { _ = try await pipeline.image(for: url(id)) }
+        #expect(pipeline.statistics.memoryEvictions == 3)
+        #expect(pipeline.statistics.networkLoads == 5)
+    }
 }
