@@ -47,8 +47,10 @@ extension ImagePipeline {
         switch decoded {
         case .failure(let error):
             logger.debug("decoding failed", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
-            // Data that does not decode must not be served from disk again.
-            if fetched.source == .disk { await removeStoredData(forKey: request.cacheKey) }
+            // Data that does not decode is not kept: it would fail again.
+            if request.cachePolicy.write.contains(.disk) || fetched.source == .disk {
+                await removeStoredData(forKey: request.cacheKey)
+            }
             return .failure(.decodingFailed(key: request.url?.absoluteString ?? request.cacheKey, underlying: error))
         case .success(let image):
             if request.cachePolicy.write.contains(.memory) {

@@ -64,9 +64,9 @@ struct ImagePipelineHTTPTests {
         }
     }
 
-    @Test("an HTML page served with status 200 is a decoding error that says so and names the URL")
+    @Test("an HTML page served with status 200 is a decoding error that says so and names the URL, and is not cached")
     func htmlInsteadOfImage() async throws {
-        try await withPipeline { server, pipeline, _ in
+        try await withPipeline { server, pipeline, disk in
             server.setRoute("/page.jpg", .htmlErrorPage)
             let url = server.url("/page.jpg")
             let result = await pipeline.imageTask(for: ImageRequest(url: url)).result
@@ -77,6 +77,7 @@ struct ImagePipelineHTTPTests {
             #expect(error.description.contains("HTML, not an image"))
             #expect(error.description.contains(url.absoluteString))
             #expect(error.stage == "decoding")
+            #expect(disk.cachedData(forKey: url.absoluteString) == nil)
         }
     }
 

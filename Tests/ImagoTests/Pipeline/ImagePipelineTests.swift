@@ -97,7 +97,7 @@ struct ImagePipelineTests {
         #expect(pipeline.statistics.failedTasks == 1)
     }
 
-    @Test("garbage data is a decoding error naming the URL, and is not served from disk again")
+    @Test("garbage data is a decoding error naming the URL, and is not kept on disk")
     func garbage() async throws {
         let disk = try DiskCache(path: folder.path)
         let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder, dataCache: disk)
@@ -111,11 +111,15 @@ struct ImagePipelineTests {
         }
         #expect(key == url(2).absoluteString)
         #expect(error?.description.contains(url(2).absoluteString) == true)
-
-        // The stored bytes decode no better from disk: the entry is removed
-        let second = await pipeline.imageTask(for: ImageRequest(url: url(2))).result
-        #expect(throws: ImagePipeline.Error.self) { try second.get() }
+        // Bytes that do not decode are not kept on disk
         #expect(!disk.containsData(forKey: url(2).absoluteString))
+
+        // Bytes stored under the key by other means are removed once they fail to decode
+        try disk.storeData(Data("garbage".utf8), metadata: Data(), forKey: url(3).absoluteString)
+        let second = await pipeline.imageTask(for: ImageRequest(url: url(3))).result
+        #expect(throws: ImagePipeline.Error.self) { try second.get() }
+        #expect(!disk.containsData(forKey: url(3).absoluteString))
+        #expect(loader.callCount(url(3)) == 0)
     }
 
     @Test("a data provider supplies bytes for a key; its errors name the key")
