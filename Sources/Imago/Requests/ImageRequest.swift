@@ -18,7 +18,10 @@ public struct ImageRequest: Sendable {
     }
 
     /// Where the encoded bytes come from.
-    public var source: Source
+    public let source: Source
+    /// The key the encoded data is cached under (memory keys add the decoding
+    /// options). Computed once: lookups are on the hot path.
+    public let cacheKey: String
     /// Extra HTTP headers sent with a URL download.
     public var headers: [HTTPHeader]
     /// Which caches are read and written for this request.
@@ -28,8 +31,6 @@ public struct ImageRequest: Sendable {
     /// The size the image will be displayed at, in pixels; decoders scale down
     /// while decoding where the format allows. `nil` decodes at full size.
     public var targetSize: ImageSize?
-
-    private var cacheKeyOverride: String?
 
     /// Creates a request for a URL.
     ///
@@ -46,8 +47,8 @@ public struct ImageRequest: Sendable {
         targetSize: ImageSize? = nil
     ) {
         self.source = .url(url)
+        self.cacheKey = cacheKey ?? url.absoluteString
         self.headers = headers
-        self.cacheKeyOverride = cacheKey
         self.cachePolicy = cachePolicy
         self.priority = priority
         self.targetSize = targetSize
@@ -62,8 +63,8 @@ public struct ImageRequest: Sendable {
         load: @escaping @Sendable () async throws -> Data
     ) {
         self.source = .provider(key: key, load: load)
+        self.cacheKey = key
         self.headers = []
-        self.cacheKeyOverride = nil
         self.cachePolicy = cachePolicy
         self.priority = priority
         self.targetSize = targetSize
@@ -73,15 +74,6 @@ public struct ImageRequest: Sendable {
     public var url: URL? {
         if case .url(let url) = source { return url }
         return nil
-    }
-
-    /// The key the encoded data is cached under (memory keys add the decoding options).
-    public var cacheKey: String {
-        if let cacheKeyOverride { return cacheKeyOverride }
-        switch source {
-        case .url(let url): return url.absoluteString
-        case .provider(let key, _): return key
-        }
     }
 
     /// The key of the decoded image: the data key plus what changes the pixels.
