@@ -96,18 +96,22 @@ func makePipeline(folder: String, loader: HTTPDataLoader, decoder: any ImageDeco
 }
 
 /// Reads every file and decodes it, on `cores` threads.
-func directDecode(_ paths: [String]) -> Double {
+func directDecode(_ paths: [String]) throws -> Double {
     let next = Locked(0)
+    let failures = Locked(0)
     let start = ContinuousClock.now
     DispatchQueue.concurrentPerform(iterations: cores) { _ in
         while true {
             let index = next.take()
             guard index < paths.count else { return }
-            guard let data = FileManager.default.contents(atPath: paths[index]),
-                  (try? JPEGDecoder().decode(data, options: ImageDecodingOptions())) != nil else { fatalError("decode failed") }
+            if let data = FileManager.default.contents(atPath: paths[index]),
+               (try? JPEGDecoder().decode(data, options: ImageDecodingOptions())) != nil { continue }
+            _ = failures.take()
         }
     }
-    return Double(paths.count) / seconds(ContinuousClock.now - start)
+    let elapsed = ContinuousClock.now - start
+    guard failures.take() == 0 else { throw CocoaError(.fileReadCorruptFile) }
+    return Double(paths.count) / seconds(elapsed)
 }
 
 /// A counter behind a lock.
@@ -148,10 +152,13 @@ for round in 0..<rounds {
     let reopened = try DiskCache(path: scratch + "/decode", configuration: .init(sizeLimit: 1 << 30, maintenanceInterval: nil))
     let fromDisk = ImagePipeline(configuration: .init(dataLoader: loader, dataCache: reopened))
     diskHits.append(try await loadAll(fromDisk, urls))
-    guard fromDisk.statistics.diskHits == count else { fatalError("expected \(count) disk hits, got \(fromDisk.statistics)") }
+    guard fromDisk.statistics.diskHits == count else {
+        print("expected \(count) disk hits, got \(fromDisk.statistics)")
+        exit(1)
+    }
     reopened.close()
 
-    direct.append(directDecode(paths))
+    direct.append(try directDecode(paths))
     print(String(format: "round %d: bare %.0f/s, pipeline (decode skipped) %.0f/s, pipeline (decoded) %.0f/s, disk hits %.0f/s, direct read+decode %.0f/s",
                  round + 1, bare.last!, skipped.last!, decoded.last!, diskHits.last!, direct.last!))
 }
