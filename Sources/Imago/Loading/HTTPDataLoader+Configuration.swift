@@ -6,7 +6,9 @@ extension HTTPDataLoader {
         /// The longest silence while reading a response: a stalled body is cut
         /// off after it. Default: 30 s.
         public var readTimeout: Duration
-        /// The whole request, redirects included. Default: 60 s.
+        /// The whole request, redirects and body included. Default: 60 s. A body
+        /// still arriving then is cut off at its next chunk (a silent one by
+        /// the read timeout).
         public var requestTimeout: Duration
         /// Redirects followed before failing; loops fail at once. Default: 5.
         public var maximumRedirects: Int

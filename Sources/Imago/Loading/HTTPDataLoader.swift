@@ -66,8 +66,9 @@ public final class HTTPDataLoader: DataLoading {
             httpRequest.headers.add(name: "User-Agent", value: configuration.userAgent)
         }
         do {
+            let deadline = ContinuousClock.now + configuration.requestTimeout
             let response = try await client.execute(httpRequest, timeout: configuration.requestTimeout.timeAmount)
-            return try await read(response, from: url, progress: progress)
+            return try await read(response, from: url, deadline: deadline, progress: progress)
         } catch let error as DataLoadingError {
             throw error
         } catch {
@@ -75,9 +76,13 @@ public final class HTTPDataLoader: DataLoading {
         }
     }
 
+    /// Reads the body. AsyncHTTPClient's deadline covers the request only up
+    /// to the response head, so the body checks it too, at every chunk; a
+    /// silent body is cut off by the read timeout.
     private func read(
         _ response: HTTPClientResponse,
         from url: URL,
+        deadline: ContinuousClock.Instant,
         progress: @Sendable (DownloadProgress) -> Void
     ) async throws -> DataResponse {
         let limit = configuration.maximumResponseSize
@@ -93,6 +98,9 @@ public final class HTTPDataLoader: DataLoading {
         for try await chunk in response.body {
             guard data.count + chunk.readableBytes <= limit else {
                 throw DataLoadingError(.responseTooLarge(limit: limit), url: url)
+            }
+            guard ContinuousClock.now < deadline else {
+                throw DataLoadingError(.timedOut, url: url, underlying: HTTPClientError.deadlineExceeded)
             }
             chunk.withUnsafeReadableBytes { bytes in
                 if let base = bytes.baseAddress { data.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }

@@ -80,6 +80,16 @@ struct HTTPDataLoaderTests {
         }
     }
 
+    @Test("a body that drips on past the request timeout is cut off")
+    func slowDrip() async throws {
+        try await withServer(.init(requestTimeout: .milliseconds(300))) { server, loader in
+            server.setRoute("/drip", .init(body: body, behaviour: .drip(chunkSize: 1_000, interval: .milliseconds(50))))
+            let start = ContinuousClock.now
+            #expect(code(await load(loader, server.url("/drip"))) == .timedOut)
+            #expect(ContinuousClock.now - start < .seconds(2))
+        }
+    }
+
     @Test("cancelling the loading task ends a stalled download promptly with cancelled")
     func cancellation() async throws {
         try await withServer { server, loader in
