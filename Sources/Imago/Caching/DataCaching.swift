@@ -25,9 +25,16 @@ public protocol DataCaching: Sendable {
 
     /// Removes the entries older than the store's maximum age.
     func removeExpired() throws(DiskCacheError)
+
+    /// A quick answer that never blocks: `false` only if there is certainly
+    /// no entry for `key`, so that a miss costs no trip to an I/O thread.
+    func mayContainData(forKey key: String) -> Bool
 }
 
 extension DataCaching {
+    /// Stores that cannot answer without I/O say "maybe".
+    public func mayContainData(forKey key: String) -> Bool { true }
+
     /// Stores without an age limit keep everything: the default removes nothing.
     public func removeExpired() throws(DiskCacheError) {}
 }

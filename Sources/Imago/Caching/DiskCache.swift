@@ -107,6 +107,11 @@ public final class DiskCache: DataCaching, Sendable {
         }
     }
 
+    /// Answered from the in-memory index: no I/O.
+    public func mayContainData(forKey key: String) -> Bool {
+        containsData(forKey: key)
+    }
+
     public func containsData(forKey key: String) -> Bool {
         let hash = EntryHash(key: key)
         return state.withLock { !$0.isClosed && $0.index.record(for: hash) != nil }

@@ -48,9 +48,11 @@ public struct JPEGDecoder: ImageDecoding {
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
         let format: Int32 = isGray ? TJPF_GRAY.rawValue : isCMYK ? TJPF_CMYK.rawValue : TJPF_RGB.rawValue
         let channels = isGray ? 1 : isCMYK ? 4 : 3
-        var buffer = [UInt8](repeating: 0, count: scaled.width * scaled.height * channels)
-        let status = buffer.withUnsafeMutableBufferPointer { output in
-            tjDecompress2(handle, jpeg, size, output.baseAddress, Int32(scaled.width), 0, Int32(scaled.height), format, 0)
+        var status: Int32 = 0
+        // Uninitialised: TurboJPEG writes every byte (or fails, and the buffer is dropped).
+        var buffer = [UInt8](unsafeUninitializedCapacity: scaled.width * scaled.height * channels) { output, initialized in
+            status = tjDecompress2(handle, jpeg, size, output.baseAddress, Int32(scaled.width), 0, Int32(scaled.height), format, 0)
+            initialized = output.count
         }
         if status != 0 && tjGetErrorCode(handle) != Int32(TJERR_WARNING.rawValue) {
             throw error(handle)

@@ -1,11 +1,9 @@
 import Foundation
 
-/// What a shared data fetch produces: encoded bytes and where they came from.
+/// What a shared data fetch produces: downloaded bytes and how long they took.
 struct FetchedData: Sendable {
     var data: Data
-    var source: ImageResponse.Source
-    var diskRead: Duration?
-    var download: Duration?
+    var download: Duration
 }
 
 // The stages behind a request: memory (in `ImagePipeline.loadImage`), then
@@ -19,6 +17,9 @@ extension ImagePipeline {
         // Another request may have stored the image since the caller looked.
         if let image = cachedImage(for: request) {
             return .success(FetchedImage(image: image, source: .memory, timings: .init()))
+        }
+        if let hit = await readAndDecodeFromDisk(request, context: context) {
+            return hit
         }
         let dataOutcome = await dataFetches.value(
             key: request.cacheKey,
@@ -36,19 +37,63 @@ extension ImagePipeline {
         case .failure(let error): return .failure(error)
         }
         let decodeStart = ContinuousClock.now
-        let ticket = decodeLimiter.enqueue(priority: context.priority)
-        context.observePriority { [decodeLimiter] in decodeLimiter.setPriority($0, for: ticket) }
-        guard await decodeLimiter.wait(ticket) else { return .failure(.cancelled(key: request.cacheKey)) }
+        guard let ticket = await decodeSlot(context) else { return .failure(.cancelled(key: request.cacheKey)) }
         defer { decodeLimiter.release(ticket) }
-        let options = ImageDecodingOptions(targetSize: request.targetSize, maximumPixelCount: configuration.maximumPixelCount)
+        let options = decodingOptions(for: request)
         let decoded = await decodeThreads.run { [configuration] in
             Result { () throws(ImageDecodingError) in try Self.decode(fetched.data, options: options, decoders: configuration.decoders) }
         }
+        let timings = ImageResponse.Timings(download: fetched.download, decode: ContinuousClock.now - decodeStart)
+        return await finish(request, decoded, source: .network, dataCount: fetched.data.count, timings: timings)
+    }
+
+    /// A disk hit, read and decoded in one trip to the decode threads; `nil`
+    /// on a miss. The index answers a miss without leaving this thread.
+    private func readAndDecodeFromDisk(_ request: ImageRequest, context: ImageContext) async -> Result<FetchedImage, Error>? {
+        let key = request.cacheKey
+        guard request.cachePolicy.read.contains(.disk), let dataCache = configuration.dataCache,
+              dataCache.mayContainData(forKey: key) else { return nil }
+        guard let ticket = await decodeSlot(context) else { return .failure(.cancelled(key: key)) }
+        defer { decodeLimiter.release(ticket) }
+        let options = decodingOptions(for: request)
+        let outcome = await decodeThreads.run { [configuration] () -> (Result<Image, ImageDecodingError>, Int, Duration, Duration)? in
+            let readStart = ContinuousClock.now
+            guard let cached = dataCache.cachedData(forKey: key) else { return nil }
+            let decodeStart = ContinuousClock.now
+            let decoded = Result { () throws(ImageDecodingError) in
+                try Self.decode(cached.data, options: options, decoders: configuration.decoders)
+            }
+            return (decoded, cached.data.count, decodeStart - readStart, ContinuousClock.now - decodeStart)
+        }
+        guard let (decoded, count, diskRead, decode) = outcome else { return nil }
+        metrics.diskHit()
+        return await finish(request, decoded, source: .disk, dataCount: count, timings: .init(diskRead: diskRead, decode: decode))
+    }
+
+    /// Waits for a decoding slot at the work's priority; `nil` if cancelled while queued.
+    private func decodeSlot(_ context: ImageContext) async -> WorkLimiter.Ticket? {
+        let ticket = decodeLimiter.enqueue(priority: context.priority)
+        context.observePriority { [decodeLimiter] in decodeLimiter.setPriority($0, for: ticket) }
+        return await decodeLimiter.wait(ticket) ? ticket : nil
+    }
+
+    private func decodingOptions(for request: ImageRequest) -> ImageDecodingOptions {
+        ImageDecodingOptions(targetSize: request.targetSize, maximumPixelCount: configuration.maximumPixelCount)
+    }
+
+    /// Stores a decoded image in memory, or handles a failed decode: data
+    /// that does not decode is not kept on disk, as it would fail again.
+    private func finish(
+        _ request: ImageRequest,
+        _ decoded: Result<Image, ImageDecodingError>,
+        source: ImageResponse.Source,
+        dataCount: Int,
+        timings: ImageResponse.Timings
+    ) async -> Result<FetchedImage, Error> {
         switch decoded {
         case .failure(let error):
             logger.debug("decoding failed", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
-            // Data that does not decode is not kept: it would fail again.
-            if request.cachePolicy.write.contains(.disk) || fetched.source == .disk {
+            if request.cachePolicy.write.contains(.disk) || source == .disk {
                 await removeStoredData(forKey: request.cacheKey)
             }
             return .failure(.decodingFailed(key: request.url?.absoluteString ?? request.cacheKey, underlying: error))
@@ -56,10 +101,7 @@ extension ImagePipeline {
             if request.cachePolicy.write.contains(.memory) {
                 configuration.imageCache?.store(image, forKey: request.imageKey)
             }
-            let timings = ImageResponse.Timings(
-                diskRead: fetched.diskRead, download: fetched.download, decode: ContinuousClock.now - decodeStart
-            )
-            return .success(FetchedImage(image: image, source: fetched.source, dataCount: fetched.data.count, timings: timings))
+            return .success(FetchedImage(image: image, source: source, dataCount: dataCount, timings: timings))
         }
     }
 
@@ -72,18 +114,9 @@ extension ImagePipeline {
         return try decoder.decode(data, options: options)
     }
 
+    /// Downloads the data (the image fetch has already looked on disk) and stores it on disk.
     func fetchData(_ request: ImageRequest, context: DataContext) async -> Result<FetchedData, Error> {
         let key = request.cacheKey
-        var diskRead: Duration?
-        if request.cachePolicy.read.contains(.disk), let dataCache = configuration.dataCache {
-            let start = ContinuousClock.now
-            let cached = await diskThreads.run { dataCache.cachedData(forKey: key) }
-            diskRead = ContinuousClock.now - start
-            if let cached {
-                metrics.diskHit()
-                return .success(FetchedData(data: cached.data, source: .disk, diskRead: diskRead))
-            }
-        }
         let downloadStart = ContinuousClock.now
         let data: Data
         switch await download(request, context: context) {
@@ -100,7 +133,7 @@ extension ImagePipeline {
                 }
             }
         }
-        return .success(FetchedData(data: data, source: .network, diskRead: diskRead, download: ContinuousClock.now - downloadStart))
+        return .success(FetchedData(data: data, download: ContinuousClock.now - downloadStart))
     }
 
     private func download(_ request: ImageRequest, context: DataContext) async -> Result<Data, Error> {
