@@ -76,10 +76,21 @@ func bareLoop(_ client: HTTPClient, _ urls: [URL]) async throws -> Double {
     return Double(urls.count) / seconds(ContinuousClock.now - start)
 }
 
+/// Loads every URL through `pipeline` with the same number of loads in
+/// flight as the bare loop has requests in flight.
 func loadAll(_ pipeline: ImagePipeline, _ urls: [URL]) async throws -> Double {
+    let next = Locked(0)
     let start = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
-        for url in urls { group.addTask { _ = try await pipeline.image(for: url) } }
+        for _ in 0..<concurrency {
+            group.addTask {
+                while true {
+                    let index = next.take()
+                    guard index < urls.count else { return }
+                    _ = try await pipeline.image(for: urls[index])
+                }
+            }
+        }
         try await group.waitForAll()
     }
     return Double(urls.count) / seconds(ContinuousClock.now - start)
@@ -95,23 +106,36 @@ func makePipeline(folder: String, loader: HTTPDataLoader, decoder: any ImageDeco
     return (pipeline, disk)
 }
 
-/// Reads every file and decodes it, on `cores` threads.
-func directDecode(_ paths: [String]) throws -> Double {
+/// Reads every file and decodes it, on `cores` threads; with `keeping`, the
+/// images are kept until the end, as a cache keeps them.
+func directDecode(_ paths: [String], keeping: Bool) throws -> Double {
     let next = Locked(0)
     let failures = Locked(0)
+    let kept = KeptImages()
     let start = ContinuousClock.now
     DispatchQueue.concurrentPerform(iterations: cores) { _ in
         while true {
             let index = next.take()
             guard index < paths.count else { return }
             if let data = FileManager.default.contents(atPath: paths[index]),
-               (try? JPEGDecoder().decode(data, options: ImageDecodingOptions())) != nil { continue }
+               let image = try? JPEGDecoder().decode(data, options: ImageDecodingOptions()) {
+                if keeping { kept.append(image) }
+                continue
+            }
             _ = failures.take()
         }
     }
     let elapsed = ContinuousClock.now - start
     guard failures.take() == 0 else { throw CocoaError(.fileReadCorruptFile) }
     return Double(paths.count) / seconds(elapsed)
+}
+
+/// Decoded images kept alive, as a memory cache keeps them.
+final class KeptImages: @unchecked Sendable {
+    // @unchecked: `images` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var images: [Image] = []
+    func append(_ image: Image) { lock.lock(); defer { lock.unlock() }; images.append(image) }
 }
 
 /// A counter behind a lock.
@@ -136,6 +160,7 @@ for path in paths { FileManager.default.createFile(atPath: path, contents: jpeg)
 
 print("PipelineThroughput: \(count) loads of a \(jpeg.count)-byte JPEG, \(rounds) rounds, \(cores) cores, \(concurrency) downloads in flight")
 var bare: [Double] = [], skipped: [Double] = [], decoded: [Double] = [], diskHits: [Double] = [], direct: [Double] = []
+var diskHitsUncached: [Double] = [], directKept: [Double] = []
 for round in 0..<rounds {
     // Fresh URLs each round so that nothing is served from a previous round's caches.
     let urls = (0..<count).map { server.url("/img/\($0).jpg?round=\(round)") }
@@ -158,9 +183,15 @@ for round in 0..<rounds {
     }
     reopened.close()
 
-    direct.append(try directDecode(paths))
-    print(String(format: "round %d: bare %.0f/s, pipeline (decode skipped) %.0f/s, pipeline (decoded) %.0f/s, disk hits %.0f/s, direct read+decode %.0f/s",
-                 round + 1, bare.last!, skipped.last!, decoded.last!, diskHits.last!, direct.last!))
+    let uncachedDisk = try DiskCache(path: scratch + "/decode", configuration: .init(sizeLimit: 1 << 30, maintenanceInterval: nil))
+    let uncached = ImagePipeline(configuration: .init(dataLoader: loader, imageCache: nil, dataCache: uncachedDisk))
+    diskHitsUncached.append(try await loadAll(uncached, urls))
+    uncachedDisk.close()
+
+    direct.append(try directDecode(paths, keeping: false))
+    directKept.append(try directDecode(paths, keeping: true))
+    print(String(format: "round %d: bare %.0f/s, pipeline (decode skipped) %.0f/s, pipeline (decoded) %.0f/s, disk hits %.0f/s (no memory cache %.0f/s), direct read+decode %.0f/s (keeping the images %.0f/s)",
+                 round + 1, bare.last!, skipped.last!, decoded.last!, diskHits.last!, diskHitsUncached.last!, direct.last!, directKept.last!))
 }
 print(String(format: """
     median over %d rounds:
@@ -169,8 +200,11 @@ print(String(format: """
       cold, pipeline, JPEG decoded           %6.0f requests/s  (%.0f%% of bare)
       disk hits, pipeline (read + decode)    %6.0f images/s
       direct read + TurboJPEG decode         %6.0f images/s    (pipeline: %.0f%%)
+      disk hits, pipeline, no memory cache   %6.0f images/s
+      direct, images kept as a cache would   %6.0f images/s    (pipeline: %.0f%%)
     """, rounds, median(bare), median(skipped), 100 * median(skipped) / median(bare), median(decoded), 100 * median(decoded) / median(bare),
-    median(diskHits), median(direct), 100 * median(diskHits) / median(direct)))
+    median(diskHits), median(direct), 100 * median(diskHits) / median(direct),
+    median(diskHitsUncached), median(directKept), 100 * median(diskHits) / median(directKept)))
 try await client.shutdown()
 try await loader.shutdown()
 try await server.shutdown()
