@@ -56,7 +56,9 @@ func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
-func bareLoop(_ client: HTTPClient, _ urls: [URL]) async throws -> Double {
+/// Runs `load` for every index in 0..<count on `concurrency` workers and
+/// returns the rate in loads per second.
+func rate(of count: Int, _ load: @escaping @Sendable (Int) async throws -> Void) async throws -> Double {
     let next = Locked(0)
     let start = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -64,36 +66,27 @@ func bareLoop(_ client: HTTPClient, _ urls: [URL]) async throws -> Double {
             group.addTask {
                 while true {
                     let index = next.take()
-                    guard index < urls.count else { return }
-                    let response = try await client.execute(HTTPClientRequest(url: urls[index].absoluteString), timeout: .seconds(30))
-                    let body = try await response.body.collect(upTo: 1 << 20)
-                    guard response.status == .ok, body.readableBytes > 0 else { throw CocoaError(.fileReadCorruptFile) }
+                    guard index < count else { return }
+                    try await load(index)
                 }
             }
         }
         try await group.waitForAll()
     }
-    return Double(urls.count) / seconds(ContinuousClock.now - start)
+    return Double(count) / seconds(ContinuousClock.now - start)
 }
 
-/// Loads every URL through `pipeline` with the same number of loads in
-/// flight as the bare loop has requests in flight.
-func loadAll(_ pipeline: ImagePipeline, _ urls: [URL]) async throws -> Double {
-    let next = Locked(0)
-    let start = ContinuousClock.now
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for _ in 0..<concurrency {
-            group.addTask {
-                while true {
-                    let index = next.take()
-                    guard index < urls.count else { return }
-                    _ = try await pipeline.image(for: urls[index])
-                }
-            }
-        }
-        try await group.waitForAll()
+func bareLoop(_ client: HTTPClient, _ urls: [URL]) async throws -> Double {
+    try await rate(of: urls.count) { index in
+        let response = try await client.execute(HTTPClientRequest(url: urls[index].absoluteString), timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        guard response.status == .ok, body.readableBytes > 0 else { throw CocoaError(.fileReadCorruptFile) }
     }
-    return Double(urls.count) / seconds(ContinuousClock.now - start)
+}
+
+/// Loads every URL through `pipeline`, as many in flight as the bare loop has.
+func loadAll(_ pipeline: ImagePipeline, _ urls: [URL]) async throws -> Double {
+    try await rate(of: urls.count) { index in _ = try await pipeline.image(for: urls[index]) }
 }
 
 func makePipeline(folder: String, loader: HTTPDataLoader, decoder: any ImageDecoding) throws -> (ImagePipeline, DiskCache) {
