@@ -151,6 +151,22 @@ try FileManager.default.createDirectory(atPath: scratch + "/files", withIntermed
 let paths = (0..<count).map { scratch + "/files/\($0).jpg" }
 for path in paths { FileManager.default.createFile(atPath: path, contents: jpeg) }
 
+// PROFILE=cold or PROFILE=disk: repeat one variant, for a profiler.
+if let profile = ProcessInfo.processInfo.environment["PROFILE"] {
+    for round in 0..<rounds {
+        let urls = (0..<count).map { server.url("/img/\($0).jpg?profile=\(round)") }
+        let (pipeline, disk) = try makePipeline(folder: scratch + "/profile", loader: loader, decoder: PassThroughDecoder())
+        let cold = try await loadAll(pipeline, urls)
+        disk.close()
+        guard profile == "disk" else { print(String(format: "cold %.0f/s", cold)); continue }
+        let reopened = try DiskCache(path: scratch + "/profile", configuration: .init(sizeLimit: 1 << 30, maintenanceInterval: nil))
+        let fromDisk = ImagePipeline(configuration: .init(dataLoader: loader, imageCache: nil, dataCache: reopened))
+        print(String(format: "disk %.0f/s", try await loadAll(fromDisk, urls)))
+        reopened.close()
+    }
+    exit(0)
+}
+
 print("PipelineThroughput: \(count) loads of a \(jpeg.count)-byte JPEG, \(rounds) rounds, \(cores) cores, \(concurrency) downloads in flight")
 var bare: [Double] = [], skipped: [Double] = [], decoded: [Double] = [], diskHits: [Double] = [], direct: [Double] = []
 var diskHitsUncached: [Double] = [], directKept: [Double] = []
