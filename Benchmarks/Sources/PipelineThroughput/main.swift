@@ -169,7 +169,7 @@ if let profile = ProcessInfo.processInfo.environment["PROFILE"] {
 
 print("PipelineThroughput: \(count) loads of a \(jpeg.count)-byte JPEG, \(rounds) rounds, \(cores) cores, \(concurrency) downloads in flight")
 var bare: [Double] = [], skipped: [Double] = [], decoded: [Double] = [], diskHits: [Double] = [], direct: [Double] = []
-var diskHitsUncached: [Double] = [], directKept: [Double] = []
+var diskHitsUncached: [Double] = [], directKept: [Double] = [], noDisk: [Double] = []
 for round in 0..<rounds {
     // Fresh URLs each round so that nothing is served from a previous round's caches.
     let urls = (0..<count).map { server.url("/img/\($0).jpg?round=\(round)") }
@@ -178,6 +178,12 @@ for round in 0..<rounds {
     let (skipping, skippingDisk) = try makePipeline(folder: scratch + "/skip", loader: loader, decoder: PassThroughDecoder())
     skipped.append(try await loadAll(skipping, urls))
     skippingDisk.close()
+
+    let memoryOnly = ImagePipeline(configuration: .init(
+        dataLoader: loader, dataCache: nil, decoders: [PassThroughDecoder()],
+        maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
+    ))
+    noDisk.append(try await loadAll(memoryOnly, urls.map { URL(string: $0.absoluteString + "&memory")! }))
 
     let (decoding, decodingDisk) = try makePipeline(folder: scratch + "/decode", loader: loader, decoder: JPEGDecoder())
     decoded.append(try await loadAll(decoding, urls))
@@ -199,19 +205,21 @@ for round in 0..<rounds {
 
     direct.append(try directDecode(paths, keeping: false))
     directKept.append(try directDecode(paths, keeping: true))
-    print(String(format: "round %d: bare %.0f/s, pipeline (decode skipped) %.0f/s, pipeline (decoded) %.0f/s, disk hits %.0f/s (no memory cache %.0f/s), direct read+decode %.0f/s (keeping the images %.0f/s)",
-                 round + 1, bare.last!, skipped.last!, decoded.last!, diskHits.last!, diskHitsUncached.last!, direct.last!, directKept.last!))
+    print(String(format: "round %d: bare %.0f/s, pipeline (decode skipped) %.0f/s (no disk cache %.0f/s), pipeline (decoded) %.0f/s, disk hits %.0f/s (no memory cache %.0f/s), direct read+decode %.0f/s (keeping the images %.0f/s)",
+                 round + 1, bare.last!, skipped.last!, noDisk.last!, decoded.last!, diskHits.last!, diskHitsUncached.last!, direct.last!, directKept.last!))
 }
 print(String(format: """
     median over %d rounds:
       cold, bare AsyncHTTPClient loop        %6.0f requests/s
       cold, pipeline, decode skipped         %6.0f requests/s  (%.0f%% of bare)
+      cold, pipeline, no disk cache, no decode %4.0f requests/s  (%.0f%% of bare)
       cold, pipeline, JPEG decoded           %6.0f requests/s  (%.0f%% of bare)
       disk hits, pipeline (read + decode)    %6.0f images/s
       direct read + TurboJPEG decode         %6.0f images/s    (pipeline: %.0f%%)
       disk hits, pipeline, no memory cache   %6.0f images/s
       direct, images kept as a cache would   %6.0f images/s    (pipeline: %.0f%%)
-    """, rounds, median(bare), median(skipped), 100 * median(skipped) / median(bare), median(decoded), 100 * median(decoded) / median(bare),
+    """, rounds, median(bare), median(skipped), 100 * median(skipped) / median(bare),
+    median(noDisk), 100 * median(noDisk) / median(bare), median(decoded), 100 * median(decoded) / median(bare),
     median(diskHits), median(direct), 100 * median(diskHits) / median(direct),
     median(diskHitsUncached), median(directKept), 100 * median(diskHits) / median(directKept)))
 try await client.shutdown()
