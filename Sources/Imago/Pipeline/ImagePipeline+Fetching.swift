@@ -1,9 +1,25 @@
 import Foundation
+import Logging
+import Synchronization
 
-/// What a shared data fetch produces: downloaded bytes and how long they took.
+/// What a shared data fetch produces: downloaded bytes, how long they took,
+/// and the right to store them, which the first waiter to decode them takes.
 struct FetchedData: Sendable {
     var data: Data
     var download: Duration
+    var storeClaim = StoreClaim()
+}
+
+/// Taken once: whoever takes it stores the data on disk, in the same trip to
+/// a blocking thread as its decode (one hand-off instead of two), and only
+/// if the data decoded, so that undecodable data never lands on disk.
+final class StoreClaim: Sendable {
+    private let taken = Atomic<Bool>(false)
+
+    /// `true` for the first caller only.
+    func take() -> Bool {
+        !taken.exchange(true, ordering: .acquiringAndReleasing)
+    }
 }
 
 // The stages behind a request: memory (in `ImagePipeline.loadImage`), then
@@ -40,8 +56,15 @@ extension ImagePipeline {
         guard let ticket = await decodeSlot(context) else { return .failure(.cancelled(key: request.cacheKey)) }
         defer { decodeLimiter.release(ticket) }
         let options = decodingOptions(for: request)
-        let decoded = await decodeThreads.run { [configuration] in
-            Result { () throws(ImageDecodingError) in try Self.decode(fetched.data, options: options, decoders: configuration.decoders) }
+        let dataCache = request.cachePolicy.write.contains(.disk) ? configuration.dataCache : nil
+        let decoded = await decodeThreads.run { [configuration, logger] in
+            let decoded = Result { () throws(ImageDecodingError) in
+                try Self.decode(fetched.data, options: options, decoders: configuration.decoders)
+            }
+            if case .success = decoded, let dataCache, fetched.storeClaim.take() {
+                Self.store(fetched.data, forKey: request.cacheKey, in: dataCache, logger: logger)
+            }
+            return decoded
         }
         let timings = ImageResponse.Timings(download: fetched.download, decode: ContinuousClock.now - decodeStart)
         return await finish(request, decoded, source: .network, dataCount: fetched.data.count, timings: timings)
@@ -93,9 +116,7 @@ extension ImagePipeline {
         switch decoded {
         case .failure(let error):
             logger.debug("decoding failed", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
-            if request.cachePolicy.write.contains(.disk) || source == .disk {
-                await removeStoredData(forKey: request.cacheKey)
-            }
+            if source == .disk { await removeStoredData(forKey: request.cacheKey) }
             return .failure(.decodingFailed(key: request.url?.absoluteString ?? request.cacheKey, underlying: error))
         case .success(let image):
             if request.cachePolicy.write.contains(.memory) {
@@ -114,9 +135,9 @@ extension ImagePipeline {
         return try decoder.decode(data, options: options)
     }
 
-    /// Downloads the data (the image fetch has already looked on disk) and stores it on disk.
+    /// Downloads the data (the image fetch has already looked on disk; the
+    /// first waiter to decode it stores it).
     func fetchData(_ request: ImageRequest, context: DataContext) async -> Result<FetchedData, Error> {
-        let key = request.cacheKey
         let downloadStart = ContinuousClock.now
         let data: Data
         switch await download(request, context: context) {
@@ -124,16 +145,16 @@ extension ImagePipeline {
         case .failure(let error): return .failure(error)
         }
         metrics.networkLoad(bytes: data.count)
-        if request.cachePolicy.write.contains(.disk), let dataCache = configuration.dataCache {
-            await diskThreads.run { [logger] in
-                do {
-                    try dataCache.storeData(data, metadata: Data(), forKey: key)
-                } catch {
-                    logger.warning("storing to the disk cache failed", metadata: ["key": "\(key)", "error": "\(error)"])
-                }
-            }
-        }
         return .success(FetchedData(data: data, download: ContinuousClock.now - downloadStart))
+    }
+
+    /// Stores downloaded data; a failure is logged, not fatal to the load.
+    static func store(_ data: Data, forKey key: String, in dataCache: any DataCaching, logger: Logger) {
+        do {
+            try dataCache.storeData(data, metadata: Data(), forKey: key)
+        } catch {
+            logger.warning("storing to the disk cache failed", metadata: ["key": "\(key)", "error": "\(error)"])
+        }
     }
 
     private func download(_ request: ImageRequest, context: DataContext) async -> Result<Data, Error> {
