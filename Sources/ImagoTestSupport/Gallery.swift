@@ -10,8 +10,9 @@ public struct Gallery: Sendable {
         public var path: String
         /// The encoded bytes.
         public var data: Data
-        /// The pixel size.
+        /// The width in pixels.
         public var width: Int
+        /// The height in pixels.
         public var height: Int
         /// JPEG or PNG.
         public var format: ImageFormat

@@ -13,6 +13,7 @@ import Foundation
 /// A task completes exactly once: with a response, an error, or
 /// ``ImagePipeline/Error/cancelled(key:)``.
 public final class ImageTask: Sendable, Hashable {
+    /// How urgent a task is: the request's priority type.
     public typealias Priority = ImageRequest.Priority
     typealias Outcome = Result<ImageResponse, ImagePipeline.Error>
 
