@@ -86,7 +86,9 @@ struct ImagePipelineHTTPTests {
         try await withPipeline { server, pipeline, disk in
             server.setRoute("/missing.jpg", .init(status: 404, body: Self.photo))
             server.setRoute("/cut.jpg", .init(body: Self.photo, behaviour: .truncate(after: 500)))
-            for path in ["/missing.jpg", "/cut.jpg"] {
+            server.setRoute("/garbage.jpg", .garbage(count: 5_000))
+            server.setRoute("/reset.jpg", .init(body: Self.photo, behaviour: .reset))
+            for path in ["/missing.jpg", "/cut.jpg", "/garbage.jpg", "/reset.jpg"] {
                 let request = ImageRequest(url: server.url(path))
                 let result = await pipeline.imageTask(for: request).result
                 #expect((try? result.get()) == nil, "\(path)")
