@@ -13,11 +13,19 @@ extension DiskCache {
         do throws(SystemCallError) {
             try makeDirectories(path)
             let fd = try POSIXFile.open(lockPath, O_RDONLY | O_CREAT)
-            do throws(SystemCallError) {
-                if try POSIXFile.tryLock(fd, path: lockPath) { return fd }
-            } catch {
-                POSIXFile.close(fd)
-                throw error
+            // A child process being spawned anywhere in this process shares
+            // every open file description until it execs (close-on-exec only
+            // acts then), so a lock that `close()` has just released can stay
+            // held for a moment. Seen in the tests, which spawn processes in
+            // parallel; retried for up to 100 ms before reporting `.inUse`.
+            for attempt in 0..<20 {
+                do throws(SystemCallError) {
+                    if try POSIXFile.tryLock(fd, path: lockPath) { return fd }
+                } catch {
+                    POSIXFile.close(fd)
+                    throw error
+                }
+                if attempt < 19 { usleep(5_000) }
             }
             POSIXFile.close(fd)
         } catch {

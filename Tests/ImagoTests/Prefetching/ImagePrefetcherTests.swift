@@ -28,8 +28,10 @@ struct ImagePrefetcherTests {
         let pipeline = ImagePipeline.mock(loader: loader, downloads: 1)
         loader.pause()
         let prefetcher = ImagePrefetcher(pipeline: pipeline)
-        prefetcher.startPrefetching(with: (1...4).map(request))
+        prefetcher.startPrefetching(with: [request(1)])
         await loader.waitForStarts(1)
+        prefetcher.startPrefetching(with: (2...4).map(request))
+        while pipeline.downloadLimiter.counts.queued < 3 { await Task.yield() }
         let real = pipeline.imageTask(for: request(1))
 
         prefetcher.stopAll()
