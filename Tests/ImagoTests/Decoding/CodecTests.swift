@@ -1,3 +1,4 @@
+import CTurboJPEG
 import Foundation
 import ImagoTestSupport
 import Testing
@@ -145,5 +146,39 @@ struct CodecTests {
             for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
         }
         return ~crc
+    }
+}
+
+@Suite("JPEG: CMYK")
+struct CMYKJPEGTests {
+    @Test("CMYK JPEGs decode to RGB with Adobe's inverted convention (255 = no ink)")
+    func cmyk() throws {
+        // Given a 16x8 CMYK JPEG, left half no ink at all, right half full cyan, written by TurboJPEG
+        let width = 16, height = 8
+        var cmyk = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in (width / 2)..<width { cmyk[(y * width + x) * 4] = 0 }
+        }
+        let handle = try #require(tjInitCompress())
+        defer { tjDestroy(handle) }
+        var output: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        let status = cmyk.withUnsafeBufferPointer {
+            tjCompress2(handle, $0.baseAddress, Int32(width), 0, Int32(height), TJPF_CMYK.rawValue, &output, &size,
+                        Int32(TJSAMP_444.rawValue), 95, 0)
+        }
+        defer { tjFree(output) }
+        try #require(status == 0)
+        let data = Data(bytes: try #require(output), count: Int(size))
+
+        // When it is decoded
+        let image = try JPEGDecoder().decode(data, options: ImageDecodingOptions())
+
+        // Then it is RGB: white on the left, cyan on the right
+        #expect(image.pixelFormat == .rgb8)
+        func pixel(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(image.pixels[(y * width + x) * 3 + $0]) } }
+        #expect(pixel(2, 4).allSatisfy { $0 > 245 })
+        let cyan = pixel(13, 4)
+        #expect(cyan[0] < 10 && cyan[1] > 245 && cyan[2] > 245, "\(cyan)")
     }
 }
