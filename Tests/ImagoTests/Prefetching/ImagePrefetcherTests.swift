@@ -56,6 +56,9 @@ struct ImagePrefetcherTests {
         loader.resume()
         _ = try await (blocker.response, real.response)
         while prefetcher.pendingCount > 0 { await Task.yield() }
-        #expect(loader.startOrder.map { MockImage.id(from: $0) } == [0, 3, 1, 2])
+        // The real request goes first; the two prefetches reach the queue in either order.
+        let order = loader.startOrder.map { MockImage.id(from: $0) }
+        #expect(order.prefix(2) == [0, 3])
+        #expect(Set(order.dropFirst(2)) == [1, 2])
     }
 }
