@@ -38,7 +38,7 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 }
             }
             if response.delay > .zero {
-                eventLoop.scheduleTask(in: .nanoseconds(response.delay.nanosecondsClamped), send)
+                eventLoop.scheduleTask(in: TimeAmount(response.delay), send)
             } else {
                 send()
             }
@@ -89,7 +89,7 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.flush()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let remaining = Data(rest.dropFirst(chunkSize))
-        context.eventLoop.scheduleTask(in: .nanoseconds(interval.nanosecondsClamped)) {
+        context.eventLoop.scheduleTask(in: TimeAmount(interval)) {
             let (handler, context) = loopBound.value
             handler.drip(remaining, chunkSize: chunkSize, interval: interval, context: context)
         }
@@ -107,13 +107,5 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
             if !keepAlive { loopBound.value.close(promise: nil) }
         }
-    }
-}
-
-extension Duration {
-    var nanosecondsClamped: Int64 {
-        let (seconds, attoseconds) = components
-        guard seconds < Int64.max / 1_000_000_000 else { return .max }
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

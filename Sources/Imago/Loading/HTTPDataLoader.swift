@@ -31,7 +31,7 @@ public final class HTTPDataLoader: DataLoading {
         self.configuration = configuration
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: configuration.maximumRedirects, allowCycles: false),
-            timeout: .init(connect: configuration.connectTimeout.timeAmount, read: configuration.readTimeout.timeAmount),
+            timeout: .init(connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.readTimeout)),
             decompression: .disabled
         )
         clientConfiguration.connectionPool = .init(
@@ -67,7 +67,7 @@ public final class HTTPDataLoader: DataLoading {
         }
         do {
             let deadline = ContinuousClock.now + configuration.requestTimeout
-            let response = try await client.execute(httpRequest, timeout: configuration.requestTimeout.timeAmount)
+            let response = try await client.execute(httpRequest, timeout: TimeAmount(configuration.requestTimeout))
             return try await read(response, from: url, deadline: deadline, progress: progress)
         } catch let error as DataLoadingError {
             throw error
@@ -147,8 +147,4 @@ struct ShortBody: Error, CustomStringConvertible {
     var received: Int
 
     var description: String { "body ended after \(received) of \(expected) bytes" }
-}
-
-extension Duration {
-    var timeAmount: TimeAmount { .nanoseconds(nanoseconds) }
 }
