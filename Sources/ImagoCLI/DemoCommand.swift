@@ -31,8 +31,13 @@ struct DemoCommand: AsyncParsableCommand {
         let generationStart = ContinuousClock.now
         let gallery = try Gallery(count: count)
         let server = try await TestImageServer.start()
-        for item in gallery.items {
-            server.setRoute(item.path, .init(headers: [("Content-Type", item.format == .png ? "image/png" : "image/jpeg")], body: item.data))
+        for (index, item) in gallery.items.enumerated() {
+            let headers = [
+                ("Content-Type", item.format == .png ? "image/png" : "image/jpeg"),
+                ("Cache-Control", "max-age=86400"),
+                ("ETag", "\"\(index)-\(item.data.count)\""),
+            ]
+            server.setRoute(item.path, .init(headers: headers, body: item.data))
         }
         print("Imago demo: \(gallery.items.count) images (\(formatBytes(gallery.byteCount)), JPEG and PNG, up to 2400 px) generated in \(milliseconds(ContinuousClock.now - generationStart)) ms")
         print("image server: http://127.0.0.1:\(server.port)/gallery/")

@@ -6,6 +6,10 @@ import Foundation
 /// requests wait for it, and cancels the calling task when every waiter has
 /// gone. Implementations must stop promptly on task cancellation and throw
 /// ``DataLoadingError`` with code ``DataLoadingError/Code/cancelled``.
+///
+/// Error statuses are thrown as ``DataLoadingError/Code/httpStatus(_:)``,
+/// except 304 Not Modified, which is returned as a response with an empty
+/// body: the pipeline sends conditional requests to revalidate its disk cache.
 public protocol DataLoading: Sendable {
     /// Loads the body of `request`, reporting progress as bytes arrive.
     func loadData(
@@ -46,7 +50,7 @@ public struct HTTPHeader: Sendable, Hashable {
 public struct DataResponse: Sendable {
     /// The body.
     public var data: Data
-    /// The HTTP status code (2xx).
+    /// The HTTP status code (2xx, or 304 for a conditional request).
     public var statusCode: Int
     /// The response headers, in order.
     public var headers: [HTTPHeader]

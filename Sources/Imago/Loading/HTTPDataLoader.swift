@@ -15,7 +15,8 @@ import NIOHTTP1
 /// ```
 ///
 /// Status codes outside 200-299 are errors, and their bodies are never read
-/// beyond what the connection needs, so an error page cannot be cached.
+/// beyond what the connection needs, so an error page cannot be cached. A 304
+/// (the answer to a conditional request) is returned as a response.
 public final class HTTPDataLoader: DataLoading {
     /// A loader with the default configuration, shared by pipelines that do
     /// not name one. It lives as long as the process and is never shut down.
@@ -86,6 +87,10 @@ public final class HTTPDataLoader: DataLoading {
         progress: @Sendable (DownloadProgress) -> Void
     ) async throws -> DataResponse {
         let limit = configuration.maximumResponseSize
+        if response.status == .notModified {
+            // The answer to a conditional request: no body by definition.
+            return DataResponse(data: Data(), statusCode: 304, headers: response.headers.map { HTTPHeader($0.name, $0.value) }, url: url)
+        }
         guard (200..<300).contains(response.status.code) else {
             throw DataLoadingError(.httpStatus(Int(response.status.code)), url: url)
         }

@@ -31,6 +31,20 @@ extension ImagePipeline {
         public var diskThreadCount: Int
         /// The most pixels an image header may declare. Default: 100 megapixels.
         public var maximumPixelCount: Int
+        /// How the disk tier decides whether a stored response may be used.
+        /// Default: ``DiskCachePolicy/http``.
+        public var diskCachePolicy: DiskCachePolicy
+        /// The longest heuristic freshness (10% of the time since
+        /// Last-Modified) given to a response without explicit expiry. Default: one day.
+        public var maximumHeuristicLifetime: Duration
+        /// Whether a stale disk entry stands in when the server cannot be
+        /// reached (timeout, connection failure, 500/502/503/504), unless the
+        /// response said `no-cache` or `must-revalidate`. The response says so
+        /// in ``ImageResponse/freshness``. Default: `true`, so an app keeps
+        /// showing what it has when it goes offline.
+        public var servesStaleWhenOffline: Bool
+        /// The wall clock HTTP freshness is measured by. Tests replace it.
+        public var currentDate: @Sendable () -> Date
         /// Where the pipeline logs (label "imago").
         public var logger: Logger
 
@@ -45,6 +59,10 @@ extension ImagePipeline {
             maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount,
             diskThreadCount: Int = 2,
             maximumPixelCount: Int = 100_000_000,
+            diskCachePolicy: DiskCachePolicy = .http,
+            maximumHeuristicLifetime: Duration = .seconds(86_400),
+            servesStaleWhenOffline: Bool = true,
+            currentDate: @escaping @Sendable () -> Date = { Date() },
             logger: Logger = Logger(label: "imago")
         ) {
             self.dataLoader = dataLoader ?? HTTPDataLoader.shared
@@ -56,7 +74,28 @@ extension ImagePipeline {
             self.maximumConcurrentDecodes = maximumConcurrentDecodes
             self.diskThreadCount = diskThreadCount
             self.maximumPixelCount = maximumPixelCount
+            self.diskCachePolicy = diskCachePolicy
+            self.maximumHeuristicLifetime = maximumHeuristicLifetime
+            self.servesStaleWhenOffline = servesStaleWhenOffline
+            self.currentDate = currentDate
             self.logger = logger
         }
+    }
+
+    /// How the disk tier decides whether a stored response may be used.
+    ///
+    /// With ``http`` (the default) an entry is served while it is fresh by
+    /// RFC 9111's rules (max-age, Expires, Age, Date, or 10% of the time since
+    /// Last-Modified), revalidated with If-None-Match / If-Modified-Since when
+    /// stale, and never written if the response said `no-store` or `Vary: *`.
+    /// With ``ignoreHTTPHeaders`` every successful response is stored and
+    /// served until the disk cache's own ``DiskCache/Configuration/maxAge``
+    /// removes it, as the seeds' apps did. Entries stored through
+    /// ``ImagePipeline/cache`` carry no HTTP metadata and are always served.
+    public enum DiskCachePolicy: Sendable, Equatable {
+        /// Follow the response's caching headers, as a private HTTP cache.
+        case http
+        /// Keep every response until the disk cache's age limit, whatever its headers say.
+        case ignoreHTTPHeaders
     }
 }

@@ -15,6 +15,8 @@ extension ImagePipeline {
         case dataProviderFailed(key: String, underlying: any Swift.Error)
         /// The data is not an image Imago can decode, or it is damaged.
         case decodingFailed(key: String, underlying: ImageDecodingError)
+        /// The request asked for cached data only and none is stored.
+        case notCached(key: String)
         /// The request was cancelled before it finished.
         case cancelled(key: String)
 
@@ -33,6 +35,8 @@ extension ImagePipeline {
                 "data provider for \(key) failed: \(underlying)"
             case .decodingFailed(let key, let underlying):
                 "decoding \(key) failed: \(underlying)"
+            case .notCached(let key):
+                "no cached image for \(key), and the request allows no network (cacheOnly)"
             case .cancelled(let key):
                 "loading \(key) was cancelled"
             }
@@ -44,6 +48,7 @@ extension ImagePipeline {
             case .invalidRequest: "request"
             case .httpStatus, .network, .dataTooLarge, .dataProviderFailed: "loading"
             case .decodingFailed: "decoding"
+            case .notCached: "cache"
             case .cancelled: "cancelled"
             }
         }
@@ -52,6 +57,16 @@ extension ImagePipeline {
         public var isCancellation: Bool {
             if case .cancelled = self { return true }
             return false
+        }
+
+        /// Whether a stale cached copy may stand in: the server could not be
+        /// reached or failed temporarily (RFC 5861 §4: 500, 502, 503, 504).
+        var allowsStaleFallback: Bool {
+            switch self {
+            case .network(_, let underlying): underlying.code == .timedOut || underlying.code == .network
+            case .httpStatus(let code, _): [500, 502, 503, 504].contains(code)
+            default: false
+            }
         }
 
         init(_ error: DataLoadingError, key: String) {

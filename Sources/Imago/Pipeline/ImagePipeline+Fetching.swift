@@ -2,11 +2,17 @@ import Foundation
 import Logging
 import Synchronization
 
-/// What a shared data fetch produces: downloaded bytes, how long they took,
-/// and the right to store them, which the first waiter to decode them takes.
+/// What a shared data fetch produces: the bytes (downloaded, or the disk
+/// entry a 304 confirmed or a failure let stand in), how long they took, and
+/// the right to store them, which the first waiter to decode them takes.
 struct FetchedData: Sendable {
     var data: Data
     var download: Duration
+    /// `.network` for a download, `.disk` for stored bytes.
+    var source: ImageResponse.Source = .network
+    var freshness: ImageResponse.Freshness = .fresh
+    /// What to store with the data; `nil` if it must not be stored.
+    var metadata: Data?
     var storeClaim = StoreClaim()
 }
 
@@ -34,18 +40,24 @@ extension ImagePipeline {
         if let image = cachedImage(for: request) {
             return .success(FetchedImage(image: image, source: .memory, timings: .init()))
         }
-        if let hit = await readAndDecodeFromDisk(request, context: context) {
-            return hit
+        let stale: StoredEntry?
+        switch await lookUpOnDisk(request, context: context) {
+        case .hit(let hit): return hit
+        case .stale(let entry): stale = entry
+        case .miss: stale = nil
+        }
+        if request.networkPolicy == .cacheOnly {
+            return .failure(.notCached(key: request.cacheKey))
         }
         let dataOutcome = await dataFetches.value(
-            key: request.cacheKey,
+            key: request.dataFetchKey,
             priority: context.priority,
             progress: { context.reportProgress($0) },
             onSubscribe: { subscription in
                 if subscription.joined { metrics.coalesced() }
                 context.observePriority { subscription.setPriority($0) }
             },
-            operation: { [self] dataContext in await fetchData(request, context: dataContext) }
+            operation: { [self] dataContext in await fetchData(request, revalidating: stale, context: dataContext) }
         )
         let fetched: FetchedData
         switch dataOutcome {
@@ -61,36 +73,67 @@ extension ImagePipeline {
             let decoded = Result { () throws(ImageDecodingError) in
                 try Self.decode(fetched.data, options: options, decoders: configuration.decoders)
             }
-            if case .success = decoded, let dataCache, fetched.storeClaim.take() {
-                Self.store(fetched.data, forKey: request.cacheKey, in: dataCache, logger: logger)
+            if case .success = decoded, let dataCache, let metadata = fetched.metadata, fetched.storeClaim.take() {
+                Self.store(fetched.data, metadata: metadata, forKey: request.cacheKey, in: dataCache, logger: logger)
             }
             return decoded
         }
         let timings = ImageResponse.Timings(download: fetched.download, decode: ContinuousClock.now - decodeStart)
-        return await finish(request, decoded, source: .network, dataCount: fetched.data.count, timings: timings)
+        return await finish(
+            request, decoded, source: fetched.source, freshness: fetched.freshness, dataCount: fetched.data.count, timings: timings
+        )
     }
 
-    /// A disk hit, read and decoded in one trip to the decode threads; `nil`
-    /// on a miss. The index answers a miss without leaving this thread.
-    private func readAndDecodeFromDisk(_ request: ImageRequest, context: ImageContext) async -> Result<FetchedImage, Error>? {
+    /// What the disk tier holds for a request.
+    private enum DiskLookup {
+        /// Nothing usable: no entry, or one for other Vary values or with damaged metadata.
+        case miss
+        /// Served from disk (fresh, or stale where that is allowed): decoded, or failed to.
+        case hit(Result<FetchedImage, Error>)
+        /// An entry that needs the server's word before it is used.
+        case stale(StoredEntry)
+    }
+
+    /// Looks on disk; a usable entry is read and decoded in one trip to the
+    /// decode threads. The index answers a miss without leaving this thread.
+    private func lookUpOnDisk(_ request: ImageRequest, context: ImageContext) async -> DiskLookup {
         let key = request.cacheKey
-        guard request.cachePolicy.read.contains(.disk), let dataCache = configuration.dataCache,
-              dataCache.mayContainData(forKey: key) else { return nil }
-        guard let ticket = await decodeSlot(context) else { return .failure(.cancelled(key: key)) }
+        guard request.networkPolicy != .reload, request.cachePolicy.read.contains(.disk),
+              let dataCache = configuration.dataCache, dataCache.mayContainData(forKey: key) else { return .miss }
+        guard let ticket = await decodeSlot(context) else { return .hit(.failure(.cancelled(key: key))) }
         defer { decodeLimiter.release(ticket) }
         let options = decodingOptions(for: request)
-        let outcome = await decodeThreads.run { [configuration] () -> (Result<Image, ImageDecodingError>, Int, Duration, Duration)? in
+        let rules = cacheRules
+        let outcome = await decodeThreads.run { [configuration] () -> DiskTrip in
             let readStart = ContinuousClock.now
-            guard let cached = dataCache.cachedData(forKey: key) else { return nil }
-            let decodeStart = ContinuousClock.now
-            let decoded = Result { () throws(ImageDecodingError) in
-                try Self.decode(cached.data, options: options, decoders: configuration.decoders)
+            guard let cached = dataCache.cachedData(forKey: key) else { return .miss }
+            switch rules.use(cached, for: request) {
+            case .skip: return .miss
+            case .revalidate(let entry): return .stale(entry)
+            case .serve(let freshness):
+                let decodeStart = ContinuousClock.now
+                let decoded = Result { () throws(ImageDecodingError) in
+                    try Self.decode(cached.data, options: options, decoders: configuration.decoders)
+                }
+                let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
+                return .decoded(decoded, freshness, cached.data.count, timings)
             }
-            return (decoded, cached.data.count, decodeStart - readStart, ContinuousClock.now - decodeStart)
         }
-        guard let (decoded, count, diskRead, decode) = outcome else { return nil }
-        metrics.diskHit()
-        return await finish(request, decoded, source: .disk, dataCount: count, timings: .init(diskRead: diskRead, decode: decode))
+        switch outcome {
+        case .miss: return .miss
+        case .stale(let entry): return .stale(entry)
+        case .decoded(let decoded, let freshness, let count, let timings):
+            metrics.diskHit()
+            if case .stale(.revalidatingInBackground) = freshness { refreshInBackground(request) }
+            return .hit(await finish(request, decoded, source: .disk, freshness: freshness, dataCount: count, timings: timings))
+        }
+    }
+
+    /// What a trip to the decode threads brings back from disk.
+    private enum DiskTrip: Sendable {
+        case miss
+        case stale(StoredEntry)
+        case decoded(Result<Image, ImageDecodingError>, ImageResponse.Freshness, Int, ImageResponse.Timings)
     }
 
     /// Waits for a decoding slot at the work's priority; `nil` if cancelled while queued.
@@ -104,12 +147,14 @@ extension ImagePipeline {
         ImageDecodingOptions(targetSize: request.targetSize, maximumPixelCount: configuration.maximumPixelCount)
     }
 
-    /// Stores a decoded image in memory, or handles a failed decode: data
-    /// that does not decode is not kept on disk, as it would fail again.
+    /// Stores a decoded image in memory (unless it is stale, so that the
+    /// next request looks again), or handles a failed decode: data that does
+    /// not decode is not kept on disk, as it would fail again.
     private func finish(
         _ request: ImageRequest,
         _ decoded: Result<Image, ImageDecodingError>,
         source: ImageResponse.Source,
+        freshness: ImageResponse.Freshness,
         dataCount: Int,
         timings: ImageResponse.Timings
     ) async -> Result<FetchedImage, Error> {
@@ -119,10 +164,10 @@ extension ImagePipeline {
             if source == .disk { await removeStoredData(forKey: request.cacheKey) }
             return .failure(.decodingFailed(key: request.url?.absoluteString ?? request.cacheKey, underlying: error))
         case .success(let image):
-            if request.cachePolicy.write.contains(.memory) {
+            if request.cachePolicy.write.contains(.memory), !freshness.isStale {
                 configuration.imageCache?.store(image, forKey: request.imageKey)
             }
-            return .success(FetchedImage(image: image, source: source, dataCount: dataCount, timings: timings))
+            return .success(FetchedImage(image: image, source: source, freshness: freshness, dataCount: dataCount, timings: timings))
         }
     }
 
@@ -136,60 +181,81 @@ extension ImagePipeline {
     }
 
     /// Downloads the data (the image fetch has already looked on disk; the
-    /// first waiter to decode it stores it).
-    func fetchData(_ request: ImageRequest, context: DataContext) async -> Result<FetchedData, Error> {
+    /// first waiter to decode it stores it). With a stale entry the request
+    /// is conditional: a 304 confirms the stored bytes, and a failure to
+    /// reach the server lets them stand in where the rules allow.
+    func fetchData(_ request: ImageRequest, revalidating stale: StoredEntry?, context: DataContext) async -> Result<FetchedData, Error> {
         let downloadStart = ContinuousClock.now
-        let data: Data
-        switch await download(request, context: context) {
-        case .success(let value): data = value
-        case .failure(let error): return .failure(error)
+        let url: URL
+        switch request.source {
+        case .url(let value):
+            url = value
+        case .provider(let key, let load):
+            let outcome = await withDownloadSlot(host: "", key: key, context: context) { () async -> Result<Data, Error> in
+                do {
+                    return .success(try await load())
+                } catch {
+                    if Task.isCancelled { return .failure(.cancelled(key: key)) }
+                    if let error = error as? URLError, error.code == .badURL {
+                        return .failure(.invalidRequest(key: key, reason: "not a valid URL"))
+                    }
+                    return .failure(.dataProviderFailed(key: key, underlying: error))
+                }
+            }
+            return outcome.map { data in
+                metrics.networkLoad(bytes: data.count)
+                return FetchedData(data: data, download: ContinuousClock.now - downloadStart, metadata: Data())
+            }
         }
-        metrics.networkLoad(bytes: data.count)
-        return .success(FetchedData(data: data, download: ContinuousClock.now - downloadStart))
+        let rules = cacheRules
+        let dataRequest = DataRequest(url: url, headers: request.headers + (stale.map(rules.validators(for:)) ?? []))
+        let requestTime = rules.now()
+        let outcome = await withDownloadSlot(host: url.host ?? "", key: request.cacheKey, context: context) { () async -> Result<DataResponse, Error> in
+            do throws(DataLoadingError) {
+                return .success(try await configuration.dataLoader.loadData(for: dataRequest, progress: { context.reportProgress($0) }))
+            } catch {
+                return .failure(Error(error, key: request.cacheKey))
+            }
+        }
+        let download = ContinuousClock.now - downloadStart
+        switch outcome {
+        case .success(let response) where response.statusCode == 304:
+            guard let stale else { return .failure(.httpStatus(code: 304, url: url)) }
+            metrics.revalidated()
+            let metadata = rules.refreshed(stale, with: response, requestHeaders: request.headers, requestTime: requestTime)
+            return .success(FetchedData(data: stale.data, download: download, source: .disk, freshness: .revalidated, metadata: metadata))
+        case .success(let response):
+            metrics.networkLoad(bytes: response.data.count)
+            let metadata = rules.metadata(for: response, requestHeaders: request.headers, requestTime: requestTime)
+            return .success(FetchedData(data: response.data, download: download, metadata: metadata))
+        case .failure(let error):
+            guard let stale, error.allowsStaleFallback, rules.allowsStaleOnError(stale) else { return .failure(error) }
+            logger.info("serving a stale cached copy", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
+            return .success(FetchedData(data: stale.data, download: download, source: .disk, freshness: .stale(.networkFailed(error))))
+        }
     }
 
     /// Stores downloaded data; a failure is logged, not fatal to the load.
-    static func store(_ data: Data, forKey key: String, in dataCache: any DataCaching, logger: Logger) {
+    static func store(_ data: Data, metadata: Data, forKey key: String, in dataCache: any DataCaching, logger: Logger) {
         do {
-            try dataCache.storeData(data, metadata: Data(), forKey: key)
+            try dataCache.storeData(data, metadata: metadata, forKey: key)
         } catch {
             logger.warning("storing to the disk cache failed", metadata: ["key": "\(key)", "error": "\(error)"])
         }
     }
 
-    private func download(_ request: ImageRequest, context: DataContext) async -> Result<Data, Error> {
-        let key = request.cacheKey
-        let host: String
-        switch request.source {
-        case .url(let url): host = url.host ?? ""
-        case .provider: host = ""
-        }
+    /// Runs `load` once a download slot for `host` is free, at the fetch's priority.
+    private func withDownloadSlot<Value>(
+        host: String,
+        key: String,
+        context: DataContext,
+        _ load: () async -> Result<Value, Error>
+    ) async -> Result<Value, Error> {
         let ticket = downloadLimiter.enqueue(key: host, priority: context.priority)
         context.observePriority { [downloadLimiter] in downloadLimiter.setPriority($0, for: ticket) }
         guard await downloadLimiter.wait(ticket) else { return .failure(.cancelled(key: key)) }
         defer { downloadLimiter.release(ticket) }
-        switch request.source {
-        case .url(let url):
-            do {
-                let response = try await configuration.dataLoader.loadData(
-                    for: DataRequest(url: url, headers: request.headers),
-                    progress: { context.reportProgress($0) }
-                )
-                return .success(response.data)
-            } catch {
-                return .failure(Error(error, key: key))
-            }
-        case .provider(_, let load):
-            do {
-                return .success(try await load())
-            } catch {
-                if Task.isCancelled { return .failure(.cancelled(key: key)) }
-                if let error = error as? URLError, error.code == .badURL {
-                    return .failure(.invalidRequest(key: key, reason: "not a valid URL"))
-                }
-                return .failure(.dataProviderFailed(key: key, underlying: error))
-            }
-        }
+        return await load()
     }
 
     func removeStoredData(forKey key: String) async {

@@ -35,6 +35,7 @@ public final class ImagePipeline: Sendable {
 
     private let nextTaskID = Atomic<UInt64>(1)
     private let activeTasks = Locked<[UInt64: ImageTask]>([:])
+    let backgroundRefreshes = Locked<[String: Task<Void, Never>]>([:])
 
     /// Creates a pipeline.
     public init(configuration: Configuration = Configuration()) {
@@ -66,8 +67,10 @@ public final class ImagePipeline: Sendable {
     }
 
     /// The image for `request` if it is in memory; never blocks, never loads.
+    /// `nil` for requests that skip memory (``ImageRequest/NetworkPolicy/reload``
+    /// and ``ImageRequest/NetworkPolicy/revalidate``).
     public func cachedImage(for request: ImageRequest) -> Image? {
-        guard request.cachePolicy.read.contains(.memory),
+        guard request.cachePolicy.read.contains(.memory), request.networkPolicy.readsMemory,
               let image = configuration.imageCache?.image(forKey: request.imageKey) else { return nil }
         metrics.memoryHit()
         return image
@@ -110,14 +113,14 @@ public final class ImagePipeline: Sendable {
                     var timings = fetched.timings
                     timings.total = ContinuousClock.now - start
                     return ImageResponse(
-                        image: fetched.image, request: request, source: fetched.source,
+                        image: fetched.image, request: request, source: fetched.source, freshness: fetched.freshness,
                         dataCount: fetched.dataCount, timings: timings
                     )
                 }
                 task.finish(result)
             }
         )
-        let subscription = imageFetches.subscribe(key: request.imageKey, priority: request.priority, observer: observer) {
+        let subscription = imageFetches.subscribe(key: request.imageFetchKey, priority: request.priority, observer: observer) {
             [self] context in await fetchImage(request, context: context)
         }
         if subscription.joined { metrics.coalesced() }

@@ -139,6 +139,7 @@ public enum LoadingImage: Sendable {
 struct FetchedImage: Sendable {
     var image: Image
     var source: ImageResponse.Source
+    var freshness: ImageResponse.Freshness = .fresh
     var dataCount: Int?
     var timings: ImageResponse.Timings
 }

@@ -9,6 +9,7 @@ final class PipelineMetrics: Sendable {
     private let diskHits = Atomic<Int>(0)
     private let networkLoads = Atomic<Int>(0)
     private let bytesDownloaded = Atomic<Int>(0)
+    private let revalidations = Atomic<Int>(0)
     private let coalescedRequests = Atomic<Int>(0)
     private let completions = Atomic<Int>(0)
     private let failures = Atomic<Int>(0)
@@ -18,6 +19,7 @@ final class PipelineMetrics: Sendable {
     private let diskHitCounter = Counter(label: "imago_disk_hits_total")
     private let networkLoadCounter = Counter(label: "imago_network_loads_total")
     private let bytesCounter = Counter(label: "imago_downloaded_bytes_total")
+    private let revalidationCounter = Counter(label: "imago_not_modified_total")
     private let coalescedCounter = Counter(label: "imago_coalesced_requests_total")
     private let errorCounter = Counter(label: "imago_errors_total")
     private let loadTimer = Timer(label: "imago_load_duration")
@@ -37,6 +39,11 @@ final class PipelineMetrics: Sendable {
         bytesDownloaded.add(bytes, ordering: .relaxed)
         networkLoadCounter.increment()
         bytesCounter.increment(by: bytes)
+    }
+
+    func revalidated() {
+        revalidations.add(1, ordering: .relaxed)
+        revalidationCounter.increment()
     }
 
     func coalesced() {
@@ -63,6 +70,7 @@ final class PipelineMetrics: Sendable {
             diskHits: diskHits.load(ordering: .relaxed),
             networkLoads: networkLoads.load(ordering: .relaxed),
             bytesDownloaded: bytesDownloaded.load(ordering: .relaxed),
+            revalidations: revalidations.load(ordering: .relaxed),
             coalescedRequests: coalescedRequests.load(ordering: .relaxed),
             completedTasks: completions.load(ordering: .relaxed),
             failedTasks: failures.load(ordering: .relaxed),
@@ -82,6 +90,8 @@ extension ImagePipeline {
         public var networkLoads: Int
         /// Bytes those downloads brought.
         public var bytesDownloaded: Int
+        /// Stale disk entries the server confirmed with 304 Not Modified.
+        public var revalidations: Int
         /// Requests and fetches that joined work already running instead of starting their own.
         public var coalescedRequests: Int
         /// Tasks that completed in any way.

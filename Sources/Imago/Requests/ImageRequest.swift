@@ -26,6 +26,8 @@ public struct ImageRequest: Sendable {
     public var headers: [HTTPHeader]
     /// Which caches are read and written for this request.
     public var cachePolicy: CachePolicy
+    /// How the request weighs cached data against the network. Default: ``NetworkPolicy/useCache``.
+    public var networkPolicy: NetworkPolicy
     /// How urgent the request is; can change while it runs through ``ImageTask/priority``.
     public var priority: Priority
     /// The size the image will be displayed at, in pixels; decoders scale down
@@ -43,6 +45,7 @@ public struct ImageRequest: Sendable {
         headers: [HTTPHeader] = [],
         cacheKey: String? = nil,
         cachePolicy: CachePolicy = .default,
+        networkPolicy: NetworkPolicy = .useCache,
         priority: Priority = .normal,
         targetSize: ImageSize? = nil
     ) {
@@ -50,6 +53,7 @@ public struct ImageRequest: Sendable {
         self.cacheKey = cacheKey ?? url.absoluteString
         self.headers = headers
         self.cachePolicy = cachePolicy
+        self.networkPolicy = networkPolicy
         self.priority = priority
         self.targetSize = targetSize
     }
@@ -58,6 +62,7 @@ public struct ImageRequest: Sendable {
     public init(
         key: String,
         cachePolicy: CachePolicy = .default,
+        networkPolicy: NetworkPolicy = .useCache,
         priority: Priority = .normal,
         targetSize: ImageSize? = nil,
         load: @escaping @Sendable () async throws -> Data
@@ -66,6 +71,7 @@ public struct ImageRequest: Sendable {
         self.cacheKey = key
         self.headers = []
         self.cachePolicy = cachePolicy
+        self.networkPolicy = networkPolicy
         self.priority = priority
         self.targetSize = targetSize
     }
@@ -80,6 +86,18 @@ public struct ImageRequest: Sendable {
     var imageKey: String {
         guard let targetSize else { return cacheKey }
         return cacheKey + "#size=" + targetSize.description
+    }
+
+    /// The key its image fetch is shared under: requests that treat the
+    /// caches differently never wait on each other's work.
+    var imageFetchKey: String {
+        networkPolicy == .useCache ? imageKey : imageKey + "#" + networkPolicy.rawValue
+    }
+
+    /// The key its download is shared under: a reload never joins a
+    /// conditional request, whose 304 would hand it the cached data.
+    var dataFetchKey: String {
+        networkPolicy == .reload ? cacheKey + "#reload" : cacheKey
     }
 
     /// A cache key for `url` without the named query items: for URLs that
@@ -131,6 +149,24 @@ extension ImageRequest {
         public static let diskOnly = CachePolicy(read: .disk, write: .disk)
         /// No caching at all: always load, store nothing.
         public static let none = CachePolicy(read: [], write: [])
+    }
+
+    /// How a request weighs cached data against the network.
+    public enum NetworkPolicy: String, Sendable, Hashable {
+        /// Memory, then disk while the entry is fresh by HTTP's rules (see
+        /// ``ImagePipeline/DiskCachePolicy``), then a conditional or full download.
+        case useCache
+        /// Ignore cached images and data: download again, then store the result.
+        case reload
+        /// Never touch the network: serve what memory or disk holds, stale or
+        /// not, or fail with ``ImagePipeline/Error/notCached(key:)``.
+        case cacheOnly
+        /// Skip the memory cache and validate the disk entry with the server
+        /// (If-None-Match / If-Modified-Since) even if it is fresh.
+        case revalidate
+
+        /// Whether a memory hit may answer the request.
+        var readsMemory: Bool { self == .useCache || self == .cacheOnly }
     }
 
     /// A set of cache tiers.

@@ -12,6 +12,33 @@ public struct ImageResponse: Sendable {
         case network
     }
 
+    /// Whether a cached image was checked with the server.
+    public enum Freshness: Sendable {
+        /// Downloaded now, read from memory, or read from disk while fresh.
+        case fresh
+        /// Read from disk after the server answered 304 Not Modified.
+        case revalidated
+        /// Read from disk past its freshness lifetime; stale images are not
+        /// kept in memory, so the next request looks again.
+        case stale(StaleReason)
+
+        /// Whether the image is stale.
+        public var isStale: Bool {
+            if case .stale = self { return true }
+            return false
+        }
+    }
+
+    /// Why a stale image was served.
+    public enum StaleReason: Sendable {
+        /// Within the response's `stale-while-revalidate` window: a refresh runs in the background.
+        case revalidatingInBackground
+        /// The server could not be reached; this is the error the refresh met.
+        case networkFailed(ImagePipeline.Error)
+        /// The request asked for cached data only (``ImageRequest/NetworkPolicy/cacheOnly``).
+        case cacheOnly
+    }
+
     /// Stage durations. Stages that did not run are `nil`.
     public struct Timings: Sendable, Equatable {
         /// From the request to the result.
@@ -38,16 +65,26 @@ public struct ImageResponse: Sendable {
     public var request: ImageRequest
     /// Where the image came from.
     public var source: Source
+    /// Whether a disk image was fresh, revalidated, or served stale.
+    public var freshness: Freshness
     /// The size of the encoded data, for disk and network loads.
     public var dataCount: Int?
     /// How long the stages took.
     public var timings: Timings
 
     /// Creates a response.
-    public init(image: Image, request: ImageRequest, source: Source, dataCount: Int? = nil, timings: Timings = Timings()) {
+    public init(
+        image: Image,
+        request: ImageRequest,
+        source: Source,
+        freshness: Freshness = .fresh,
+        dataCount: Int? = nil,
+        timings: Timings = Timings()
+    ) {
         self.image = image
         self.request = request
         self.source = source
+        self.freshness = freshness
         self.dataCount = dataCount
         self.timings = timings
     }

@@ -5,6 +5,7 @@ import Foundation
 /// A loader that serves mock images by URL, counts calls, can be paused and
 /// released, records the order loads start in, and tells a test when a
 /// number of loads has started (so tests wait for events, never sleep).
+/// Its responses are fresh for an hour, so the disk tier serves them.
 final class MockDataLoader: DataLoading {
     struct Reply: Sendable {
         var data: Data
@@ -93,6 +94,6 @@ final class MockDataLoader: DataLoading {
         if let failure = reply?.failure { throw DataLoadingError(failure, url: url) }
         let data = reply?.data ?? MockImage.data(id: MockImage.id(from: url))
         progress(DownloadProgress(completed: Int64(data.count), expected: Int64(data.count)))
-        return DataResponse(data: data, url: url)
+        return DataResponse(data: data, headers: [HTTPHeader("Cache-Control", "max-age=3600")], url: url)
     }
 }

@@ -1,0 +1,164 @@
+import Foundation
+
+/// What the disk cache keeps of an HTTP exchange beside the body: when it
+/// happened, the response fields that decide freshness and validation, and
+/// the request's values of the fields the response varies on. Stored in the
+/// entry's metadata blob (``CachedData/metadata``).
+struct HTTPCacheMetadata: Sendable, Equatable {
+    /// The response fields kept (RFC 9111 §3 asks for the whole header; these
+    /// are the ones a private image cache reads back).
+    static let storedFields: Set<String> = ["date", "age", "cache-control", "expires", "etag", "last-modified", "vary", "content-type"]
+
+    /// When the request was sent and the response received (RFC 9111 §4.2.3).
+    var requestTime: Date
+    var responseTime: Date
+    /// The kept response fields, names lowercased, in the order received.
+    var headers: [HTTPHeader]
+    /// The request's values of the fields named by Vary (absent fields left out).
+    var varyingRequestHeaders: [HTTPHeader]
+
+    init(responseHeaders: [HTTPHeader], requestHeaders: [HTTPHeader], requestTime: Date, responseTime: Date) {
+        self.requestTime = requestTime
+        self.responseTime = min(max(responseTime, requestTime), .distantFuture)
+        headers = responseHeaders.compactMap { header in
+            let name = header.name.lowercased()
+            return Self.storedFields.contains(name) ? HTTPHeader(name, header.value) : nil
+        }
+        varyingRequestHeaders = []
+        varyingRequestHeaders = varyFields.compactMap { name in
+            Self.first(name, in: requestHeaders).map { HTTPHeader(name, $0) }
+        }
+    }
+
+    // MARK: Fields
+
+    func values(_ name: String) -> [String] {
+        headers.filter { $0.name == name }.map(\.value)
+    }
+
+    func first(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+
+    var cacheControl: CacheControl { CacheControl(values("cache-control")) }
+    var etag: String? { first("etag") }
+    var lastModified: String? { first("last-modified") }
+
+    /// The request fields named by Vary, lowercased; `*` if the response varies on anything.
+    var varyFields: [String] {
+        values("vary").flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIISpaces().lowercased() }.filter { !$0.isEmpty }
+    }
+
+    /// Whether a request with `requestHeaders` may be answered by this entry
+    /// (RFC 9111 §4.1): every field the response varies on has the value it
+    /// had in the stored exchange, absent fields matching absent ones.
+    func matchesVary(_ requestHeaders: [HTTPHeader]) -> Bool {
+        varyFields.allSatisfy { name in
+            name != "*" && Self.first(name, in: requestHeaders) == varyingRequestHeaders.first { $0.name == name }?.value
+        }
+    }
+
+    /// Whether the response may be stored by a private cache (RFC 9111 §3):
+    /// a final 200 or 203, no `no-store` in the response or the request, and
+    /// not `Vary: *`.
+    func isStorable(statusCode: Int, requestHeaders: [HTTPHeader]) -> Bool {
+        let requestDirectives = CacheControl(requestHeaders.filter { $0.name.lowercased() == "cache-control" }.map(\.value))
+        return (statusCode == 200 || statusCode == 203) && !requestDirectives.noStore
+            && !cacheControl.noStore && !varyFields.contains("*")
+    }
+
+    /// The entry after a 304 (RFC 9111 §4.3.4): the new exchange's times, and
+    /// each kept field the 304 carries replaces the stored ones of that name.
+    func updated(with notModified: [HTTPHeader], requestTime: Date, responseTime: Date) -> HTTPCacheMetadata {
+        let fresh = HTTPCacheMetadata(responseHeaders: notModified, requestHeaders: [], requestTime: requestTime, responseTime: responseTime)
+        let replaced = Set(fresh.headers.map(\.name))
+        var updated = self
+        updated.requestTime = fresh.requestTime
+        updated.responseTime = fresh.responseTime
+        updated.headers = headers.filter { !replaced.contains($0.name) } + fresh.headers
+        return updated
+    }
+
+    private static func first(_ name: String, in headers: [HTTPHeader]) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value.trimmingASCIISpaces().description
+    }
+}
+
+// MARK: Encoding
+
+extension HTTPCacheMetadata {
+    private static let magic: [UInt8] = [0x49, 0x48, 0x01] // "IH", version 1
+
+    /// A compact binary form: magic, two times, then length-prefixed fields.
+    func encoded() -> Data {
+        var bytes = Self.magic
+        func append<T: FixedWidthInteger>(_ value: T) {
+            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        func append(_ fields: [HTTPHeader]) {
+            let kept = fields.filter { $0.name.utf8.count <= UInt16.max && $0.value.utf8.count <= UInt16.max }.prefix(Int(UInt16.max))
+            append(UInt16(kept.count))
+            for field in kept {
+                append(UInt16(field.name.utf8.count))
+                bytes.append(contentsOf: field.name.utf8)
+                append(UInt16(field.value.utf8.count))
+                bytes.append(contentsOf: field.value.utf8)
+            }
+        }
+        append(requestTime.timeIntervalSince1970.bitPattern)
+        append(responseTime.timeIntervalSince1970.bitPattern)
+        append(headers)
+        append(varyingRequestHeaders)
+        return Data(bytes)
+    }
+
+    /// Decodes ``encoded()``; `nil` for anything else (an entry stored by an
+    /// app through the cache API, or damaged metadata).
+    init?(decoding data: Data) {
+        var reader = ByteReader(bytes: [UInt8](data))
+        guard reader.take(Self.magic.count) == Self.magic[...],
+              let requestTime = reader.integer(UInt64.self).map({ Double(bitPattern: $0) }),
+              let responseTime = reader.integer(UInt64.self).map({ Double(bitPattern: $0) }),
+              requestTime.isFinite, responseTime.isFinite,
+              let headers = reader.fields(), let varying = reader.fields(), reader.isAtEnd
+        else { return nil }
+        self.requestTime = Date(timeIntervalSince1970: requestTime)
+        self.responseTime = Date(timeIntervalSince1970: responseTime)
+        self.headers = headers
+        self.varyingRequestHeaders = varying
+    }
+}
+
+/// Bounds-checked reads from untrusted bytes.
+private struct ByteReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    var isAtEnd: Bool { offset == bytes.count }
+
+    mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+        guard count >= 0, bytes.count - offset >= count else { return nil }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
+    mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
+        guard let slice = take(MemoryLayout<T>.size) else { return nil }
+        return slice.reversed().reduce(T.zero) { $0 << 8 | T($1) }
+    }
+
+    mutating func string() -> String? {
+        guard let count = integer(UInt16.self), let slice = take(Int(count)) else { return nil }
+        return String(validating: slice, as: UTF8.self)
+    }
+
+    mutating func fields() -> [HTTPHeader]? {
+        guard let count = integer(UInt16.self) else { return nil }
+        var fields: [HTTPHeader] = []
+        for _ in 0..<count {
+            guard let name = string(), let value = string() else { return nil }
+            fields.append(HTTPHeader(name, value))
+        }
+        return fields
+    }
+}
