@@ -72,3 +72,9 @@ public struct Image: Sendable, Equatable {
     /// The memory the image occupies, in bytes: what a memory cache charges for it.
     public var cost: Int { pixels.count }
 }
+
+extension Image: CustomStringConvertible, CustomDebugStringConvertible {
+    /// Size and layout, never the pixels (which would print megabytes).
+    public var description: String { "Image(\(width)x\(height) \(pixelFormat), \(pixels.count) bytes)" }
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,291 @@
+import Foundation
+import ImagoTestSupport
+import Testing
+
+@testable import Imago
+
+/// An image behind one URL that the test can change, served with the
+/// test's caching headers, answering conditional requests the way an origin
+/// server does.
+final class VersionedImage: Sendable {
+    struct State {
+        var version = 1
+        var headers: [(String, String)] = [("Cache-Control", "max-age=60")]
+        var status: Int?
+    }
+
+    let state = Locked(State())
+
+    /// A PNG whose width tells the versions apart (40 + version pixels).
+    static func body(version: Int) -> Data {
+        let canvas = Canvas(width: 40 + version, height: 30, background: (UInt8(version * 40), 90, 200))
+        return (try? PNGEncoder().encode(canvas.image!)) ?? Data()
+    }
+
+    func etag(_ version: Int) -> String { "\"v\(version)\"" }
+
+    func respond(to request: TestImageServer.Request) -> TestImageServer.Response {
+        let (version, headers, status) = state.withLock { ($0.version, $0.headers, $0.status) }
+        if let status { return .init(status: status) }
+        let all = headers + [("ETag", etag(version))]
+        if request.header("If-None-Match") == etag(version) {
+            return .init(status: 304, headers: all)
+        }
+        return .init(headers: all, body: Self.body(version: version))
+    }
+}
+
+@Suite("HTTP caching in the pipeline: freshness, revalidation, stale use, request policies", .timeLimit(.minutes(1)))
+struct HTTPCachingTests {
+    let folder = TemporaryDirectory()
+    let clock = ManualClock(epoch: Date())
+    let image = VersionedImage()
+
+    /// Runs `body` with a server serving ``image`` at `/image.png` and a
+    /// pipeline with a disk cache, no memory cache (so that every request
+    /// reaches the disk tier) and the test's clock.
+    func withScenario(
+        policy: ImagePipeline.DiskCachePolicy = .http,
+        servesStaleWhenOffline: Bool = true,
+        _ body: (TestImageServer, ImagePipeline, DiskCache, URL) async throws -> Void
+    ) async throws {
+        try await withTestServer(.init(readTimeout: .seconds(5))) { server, loader in
+            server.setRoute("/image.png") { [image] in image.respond(to: $0) }
+            let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
+            defer { disk.close() }
+            let configuration = ImagePipeline.Configuration(
+                dataLoader: loader, imageCache: nil, dataCache: disk, diskCachePolicy: policy,
+                servesStaleWhenOffline: servesStaleWhenOffline, currentDate: { [clock] in clock.date }
+            )
+            try await body(server, ImagePipeline(configuration: configuration), disk, server.url("/image.png"))
+        }
+    }
+
+    func setHeaders(_ headers: [(String, String)]) {
+        image.state.withLock { $0.headers = headers }
+    }
+
+    @Test("a fresh entry is served from disk without touching the network")
+    func freshFromDisk() async throws {
+        try await withScenario { server, pipeline, _, url in
+            #expect(try await pipeline.image(for: url).source == .network)
+            clock.advance(by: .seconds(50))
+            let second = try await pipeline.image(for: url)
+            #expect(second.source == .disk && !second.freshness.isStale)
+            #expect(server.requestCount("/image.png") == 1)
+        }
+    }
+
+    @Test("a stale entry is revalidated with If-None-Match; the 304 serves the stored body and refreshes its lifetime")
+    func notModified() async throws {
+        try await withScenario { server, pipeline, _, url in
+            _ = try await pipeline.image(for: url)
+            clock.advance(by: .seconds(120))
+            let revalidated = try await pipeline.image(for: url)
+            #expect(revalidated.source == .disk)
+            guard case .revalidated = revalidated.freshness else { Issue.record("not revalidated: \(revalidated.freshness)"); return }
+            #expect(revalidated.image.width == 41)
+            #expect(server.lastRequest("/image.png")?.header("If-None-Match") == "\"v1\"")
+            #expect(server.requestCount("/image.png") == 2 && pipeline.statistics.revalidations == 1)
+
+            clock.advance(by: .seconds(50))
+            #expect(try await pipeline.image(for: url).source == .disk)
+            #expect(server.requestCount("/image.png") == 2, "the 304 restarted the entry's lifetime")
+        }
+    }
+
+    @Test("an image changed behind the same URL replaces the stale entry once the server answers 200")
+    func changedImage() async throws {
+        try await withScenario { server, pipeline, disk, url in
+            #expect(try await pipeline.image(for: url).image.width == 41)
+            image.state.withLock { $0.version = 2 }
+            clock.advance(by: .seconds(30))
+            #expect(try await pipeline.image(for: url).image.width == 41, "still fresh: the old image, no request")
+            clock.advance(by: .seconds(60))
+            let changed = try await pipeline.image(for: url)
+            #expect(changed.source == .network && changed.image.width == 42)
+            #expect(disk.cachedData(forKey: url.absoluteString)?.data == VersionedImage.body(version: 2))
+            #expect(server.requestCount("/image.png") == 2)
+        }
+    }
+
+    @Test("Last-Modified is sent back as If-Modified-Since, and heuristic freshness applies without max-age")
+    func lastModified() async throws {
+        try await withScenario { server, pipeline, _, url in
+            let now = clock.date
+            setHeaders([("Date", HTTPDate.format(now)), ("Last-Modified", HTTPDate.format(now.addingTimeInterval(-10 * 3600)))])
+            _ = try await pipeline.image(for: url)
+            clock.advance(by: .seconds(50 * 60)) // lifetime: 10% of 10 hours
+            #expect(try await pipeline.image(for: url).source == .disk)
+            #expect(server.requestCount("/image.png") == 1)
+            clock.advance(by: .seconds(20 * 60))
+            _ = try await pipeline.image(for: url)
+            #expect(server.requestCount("/image.png") == 2)
+            #expect(server.lastRequest("/image.png")?.header("If-Modified-Since") == HTTPDate.format(now.addingTimeInterval(-10 * 3600)))
+        }
+    }
+
+    @Test("no-store is never written; no-cache is stored but revalidated every time")
+    func noStoreNoCache() async throws {
+        try await withScenario { server, pipeline, disk, url in
+            setHeaders([("Cache-Control", "no-store")])
+            _ = try await pipeline.image(for: url)
+            #expect(!disk.containsData(forKey: url.absoluteString))
+            #expect(try await pipeline.image(for: url).source == .network)
+
+            setHeaders([("Cache-Control", "max-age=600, no-cache")])
+            _ = try await pipeline.image(for: url)
+            #expect(disk.containsData(forKey: url.absoluteString))
+            let next = try await pipeline.image(for: url)
+            guard case .revalidated = next.freshness else { Issue.record("not revalidated"); return }
+            #expect(server.requestCount("/image.png") == 4)
+        }
+    }
+
+    @Test("an entry stored for one Vary value does not answer another; Vary: * is not stored")
+    func vary() async throws {
+        try await withScenario { server, pipeline, disk, url in
+            setHeaders([("Cache-Control", "max-age=60"), ("Vary", "Accept")])
+            let webp = ImageRequest(url: url, headers: [HTTPHeader("Accept", "image/webp")])
+            let png = ImageRequest(url: url, headers: [HTTPHeader("Accept", "image/png")])
+            _ = try await pipeline.image(for: webp)
+            #expect(try await pipeline.image(for: webp).source == .disk)
+            #expect(try await pipeline.image(for: png).source == .network)
+            #expect(server.requestCount("/image.png") == 2)
+
+            try disk.removeAll()
+            setHeaders([("Cache-Control", "max-age=60"), ("Vary", "*")])
+            _ = try await pipeline.image(for: url)
+            #expect(!disk.containsData(forKey: url.absoluteString))
+        }
+    }
+
+    @Test("stale-while-revalidate serves the stale entry at once and refreshes it in the background")
+    func staleWhileRevalidate() async throws {
+        try await withScenario { server, pipeline, disk, url in
+            setHeaders([("Cache-Control", "max-age=10, stale-while-revalidate=60")])
+            _ = try await pipeline.image(for: url)
+            image.state.withLock { $0.version = 2 }
+            clock.advance(by: .seconds(30))
+            let stale = try await pipeline.image(for: url)
+            #expect(stale.source == .disk && stale.image.width == 41)
+            guard case .stale(.revalidatingInBackground) = stale.freshness else { Issue.record("\(stale.freshness)"); return }
+            await pipeline.backgroundRefreshesFinished()
+            #expect(server.requestCount("/image.png") == 2)
+            #expect(disk.cachedData(forKey: url.absoluteString)?.data == VersionedImage.body(version: 2))
+            let fresh = try await pipeline.image(for: url)
+            #expect(fresh.source == .disk && fresh.image.width == 42 && !fresh.freshness.isStale)
+
+            clock.advance(by: .seconds(100)) // past both windows: revalidated before use
+            image.state.withLock { $0.version = 3 }
+            #expect(try await pipeline.image(for: url).image.width == 43)
+        }
+    }
+
+    @Test("stale-if-error serves the stale entry on a 503 within its window, and not after it")
+    func staleIfError() async throws {
+        try await withScenario(servesStaleWhenOffline: false) { _, pipeline, _, url in
+            setHeaders([("Cache-Control", "max-age=10, stale-if-error=60")])
+            _ = try await pipeline.image(for: url)
+            image.state.withLock { $0.status = 503 }
+            clock.advance(by: .seconds(30))
+            let stale = try await pipeline.image(for: url)
+            guard case .stale(.networkFailed(.httpStatus(503, _))) = stale.freshness else { Issue.record("\(stale.freshness)"); return }
+            clock.advance(by: .seconds(60))
+            await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: url) }
+        }
+    }
+
+    @Test("offline: a reset connection serves the stale entry, unless must-revalidate or the policy is off")
+    func offline() async throws {
+        try await withScenario { server, pipeline, _, url in
+            setHeaders([("Cache-Control", "max-age=10")])
+            _ = try await pipeline.image(for: url)
+            server.setRoute("/image.png", .init(behaviour: .reset))
+            clock.advance(by: .seconds(3600))
+            let stale = try await pipeline.image(for: url)
+            guard case .stale(.networkFailed(.network)) = stale.freshness else { Issue.record("\(stale.freshness)"); return }
+            #expect(stale.image.width == 41)
+        }
+        try await withScenario { server, pipeline, _, url in
+            setHeaders([("Cache-Control", "max-age=10, must-revalidate")])
+            _ = try await pipeline.image(for: url)
+            server.setRoute("/image.png", .init(behaviour: .reset))
+            clock.advance(by: .seconds(3600))
+            await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: url) }
+        }
+        try await withScenario(servesStaleWhenOffline: false) { server, pipeline, _, url in
+            _ = try await pipeline.image(for: url)
+            server.setRoute("/image.png", .init(behaviour: .reset))
+            clock.advance(by: .seconds(3600))
+            await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: url) }
+        }
+    }
+
+    @Test("a 404 is not an outage: the stale entry is not served for it")
+    func notFoundIsNotOffline() async throws {
+        try await withScenario { _, pipeline, _, url in
+            _ = try await pipeline.image(for: url)
+            image.state.withLock { $0.status = 404 }
+            clock.advance(by: .seconds(3600))
+            let error = await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: url) }
+            guard case .httpStatus(404, _) = error else { Issue.record("\(String(describing: error))"); return }
+        }
+    }
+
+    @Test("request policies: reload ignores a fresh entry, revalidate asks anyway, cacheOnly never asks")
+    func networkPolicies() async throws {
+        try await withScenario { server, pipeline, _, url in
+            _ = try await pipeline.image(for: url)
+            let reload = try await pipeline.image(for: ImageRequest(url: url, networkPolicy: .reload))
+            #expect(reload.source == .network && server.lastRequest("/image.png")?.header("If-None-Match") == nil)
+
+            let revalidate = try await pipeline.image(for: ImageRequest(url: url, networkPolicy: .revalidate))
+            guard case .revalidated = revalidate.freshness else { Issue.record("\(revalidate.freshness)"); return }
+            #expect(server.requestCount("/image.png") == 3)
+
+            clock.advance(by: .seconds(3600))
+            let cacheOnly = try await pipeline.image(for: ImageRequest(url: url, networkPolicy: .cacheOnly))
+            guard case .stale(.cacheOnly) = cacheOnly.freshness else { Issue.record("\(cacheOnly.freshness)"); return }
+            #expect(server.requestCount("/image.png") == 3)
+
+            let missing = ImageRequest(url: server.url("/other.png"), networkPolicy: .cacheOnly)
+            let error = await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: missing) }
+            guard case .notCached(let key) = error else { Issue.record("\(String(describing: error))"); return }
+            #expect(key.hasSuffix("/other.png") && server.totalRequestCount == 3)
+        }
+    }
+
+    @Test("ignoring HTTP headers keeps even no-store responses and serves them however old")
+    func ignoringHeaders() async throws {
+        try await withScenario(policy: .ignoreHTTPHeaders) { server, pipeline, _, url in
+            setHeaders([("Cache-Control", "no-store, max-age=0")])
+            _ = try await pipeline.image(for: url)
+            clock.advance(by: .seconds(86_400 * 30))
+            let response = try await pipeline.image(for: url)
+            #expect(response.source == .disk && !response.freshness.isStale)
+            #expect(server.requestCount("/image.png") == 1)
+        }
+    }
+
+    @Test("a 304 to a request that was not conditional is an error, and nothing is stored")
+    func unexpectedNotModified() async throws {
+        try await withScenario { server, pipeline, disk, url in
+            server.setRoute("/image.png", .init(status: 304))
+            let error = await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: url) }
+            guard case .httpStatus(304, _) = error else { Issue.record("\(String(describing: error))"); return }
+            #expect(!disk.containsData(forKey: url.absoluteString))
+        }
+    }
+
+    @Test("entries stored by the app through the cache API carry no HTTP metadata and are served as they are")
+    func appStoredEntries() async throws {
+        try await withScenario { server, pipeline, _, url in
+            try await pipeline.cache.storeData(VersionedImage.body(version: 5), forKey: url.absoluteString)
+            clock.advance(by: .seconds(86_400 * 365))
+            let response = try await pipeline.image(for: url)
+            #expect(response.source == .disk && response.image.width == 45)
+            #expect(server.requestCount("/image.png") == 0)
+        }
+    }
+}
