@@ -7,6 +7,7 @@ import PackageDescription
 //     swift package --allow-writing-to-package-directory benchmark
 //     swift run -c release HitRatio
 //     swift run -c release PipelineThroughput
+//     swift run -c release CacheValidation
 let package = Package(
     name: "ImagoBenchmarks",
     platforms: [.macOS(.v15)],
@@ -51,6 +52,15 @@ let package = Package(
                 .product(name: "Imago", package: "Imago"),
                 .product(name: "ImagoTestSupport", package: "Imago"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        // Prints the cost of HTTP cache validation: plain disk hits against
+        // fresh HTTP hits, 304 revalidations and full downloads.
+        .executableTarget(
+            name: "CacheValidation",
+            dependencies: [
+                .product(name: "Imago", package: "Imago"),
+                .product(name: "ImagoTestSupport", package: "Imago"),
             ]
         ),
     ],

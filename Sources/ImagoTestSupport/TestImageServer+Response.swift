@@ -18,6 +18,10 @@ extension TestImageServer {
             case drip(chunkSize: Int, interval: Duration)
             /// Sends the body chunked, with no Content-Length.
             case omitContentLength
+            /// Declares `length` as the Content-Length but sends the whole body.
+            case declaredLength(Int)
+            /// Sends the body chunked, over and over, until the client goes away.
+            case endless
         }
 
         /// The HTTP status code.

@@ -56,8 +56,10 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         var headers = HTTPHeaders(response.headers)
-        if response.behaviour != .omitContentLength {
-            headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
+        switch response.behaviour {
+        case .omitContentLength, .endless: break
+        case .declaredLength(let length): headers.replaceOrAdd(name: "Content-Length", value: String(length))
+        default: headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
         }
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
         let status = HTTPResponseStatus(statusCode: response.status)
@@ -67,6 +69,12 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .normal, .omitContentLength, .reset:
             writeBody(response.body, context: context)
             finish(context: context)
+        case .declaredLength:
+            writeBody(response.body, context: context)
+            context.flush()
+            context.close(promise: nil)
+        case .endless:
+            repeatForever(response.body.isEmpty ? Data(count: 16_384) : response.body, context: context)
         case .truncate(let count):
             writeBody(response.body.prefix(count), context: context)
             context.flush()
@@ -92,6 +100,23 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.eventLoop.scheduleTask(in: TimeAmount(interval)) {
             let (handler, context) = loopBound.value
             handler.drip(remaining, chunkSize: chunkSize, interval: interval, context: context)
+        }
+    }
+
+    /// Writes `chunk` again each time the last copy has gone out, so the
+    /// server's memory stays flat however long the client keeps reading.
+    private func repeatForever(_ chunk: Data, context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        let buffer = context.channel.allocator.buffer(bytes: chunk)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenSuccess {
+            // Through the loop, not directly: a write that completes at once
+            // would otherwise recurse until the stack runs out.
+            eventLoop.execute {
+                let (handler, context) = loopBound.value
+                handler.repeatForever(chunk, context: context)
+            }
         }
     }
 

@@ -117,13 +117,31 @@ public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
     public var url: URL
     /// The error the HTTP stack reported, if any.
     public var underlying: (any Error)?
+    /// How long the server asked the client to wait before trying again
+    /// (Retry-After on a 429 or 503), if it said.
+    public var retryAfter: Duration?
 
     /// Creates a loading error.
-    public init(_ code: Code, url: URL, underlying: (any Error)? = nil) {
+    public init(_ code: Code, url: URL, underlying: (any Error)? = nil, retryAfter: Duration? = nil) {
         self.code = code
         self.url = url
         self.underlying = underlying
+        self.retryAfter = retryAfter
     }
+
+    /// Whether trying again later may succeed: a timeout, a failed or reset
+    /// connection, or a status that says "not now" (408, 429, 500, 502, 503,
+    /// 504). Everything else (404, an invalid URL, a body over the limit,
+    /// too many redirects, cancellation) fails the same way again.
+    public var isTemporary: Bool {
+        switch code {
+        case .timedOut, .network: true
+        case .httpStatus(let status): Self.temporaryStatuses.contains(status)
+        case .invalidURL, .responseTooLarge, .tooManyRedirects, .cancelled: false
+        }
+    }
+
+    static let temporaryStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
 
     public var description: String {
         let what: String

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTPCompression
 
 /// Loads data over HTTP(S) with AsyncHTTPClient: one client (and connection
 /// pool) per loader, bounded redirects, timeouts, and a response-size limit
@@ -33,7 +34,9 @@ public final class HTTPDataLoader: DataLoading {
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: configuration.maximumRedirects, allowCycles: false),
             timeout: .init(connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.readTimeout)),
-            decompression: .disabled
+            // The limit applies to the inflated size: a small gzip body that
+            // inflates past the response-size limit is refused as it inflates.
+            decompression: .enabled(limit: .size(configuration.maximumResponseSize))
         )
         clientConfiguration.connectionPool = .init(
             idleTimeout: .seconds(60),
@@ -66,6 +69,9 @@ public final class HTTPDataLoader: DataLoading {
         if !httpRequest.headers.contains(name: "User-Agent") {
             httpRequest.headers.add(name: "User-Agent", value: configuration.userAgent)
         }
+        if !httpRequest.headers.contains(name: "Accept-Encoding") {
+            httpRequest.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        }
         do {
             let deadline = ContinuousClock.now + configuration.requestTimeout
             let response = try await client.execute(httpRequest, timeout: TimeAmount(configuration.requestTimeout))
@@ -73,7 +79,7 @@ public final class HTTPDataLoader: DataLoading {
         } catch let error as DataLoadingError {
             throw error
         } catch {
-            throw Self.classify(error, url: url)
+            throw classify(error, url: url)
         }
     }
 
@@ -92,12 +98,16 @@ public final class HTTPDataLoader: DataLoading {
             return DataResponse(data: Data(), statusCode: 304, headers: response.headers.map { HTTPHeader($0.name, $0.value) }, url: url)
         }
         guard (200..<300).contains(response.status.code) else {
-            throw DataLoadingError(.httpStatus(Int(response.status.code)), url: url)
+            let retryAfter = response.headers.first(name: "Retry-After").flatMap(Self.retryAfter)
+            throw DataLoadingError(.httpStatus(Int(response.status.code)), url: url, retryAfter: retryAfter)
         }
-        let expected = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
-        if let expected, expected > Int64(limit) {
+        let contentLength = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
+        if let contentLength, contentLength > Int64(limit) {
             throw DataLoadingError(.responseTooLarge(limit: limit), url: url)
         }
+        // Content-Length counts the encoded bytes; the body arrives inflated.
+        let isEncoded = response.headers.first(name: "Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
+        let expected = isEncoded ? nil : contentLength
         var data = Data()
         data.reserveCapacity(Int(min(expected ?? 64 << 10, Int64(limit))))
         for try await chunk in response.body {
@@ -123,10 +133,21 @@ public final class HTTPDataLoader: DataLoading {
         )
     }
 
+    /// A Retry-After value (RFC 9110 §10.2.3): delay-seconds or an HTTP date.
+    static func retryAfter(_ value: String) -> Duration? {
+        let text = value.trimmingASCIISpaces()
+        if let seconds = Int(text) { return .seconds(max(0, min(seconds, 1 << 31))) }
+        guard let date = HTTPDate.parse(String(text)) else { return nil }
+        return .milliseconds(max(0, Int(min(date.timeIntervalSinceNow, Double(1 << 31)) * 1000)))
+    }
+
     /// Sorts an HTTP stack error into a loading error code.
-    static func classify(_ error: any Error, url: URL) -> DataLoadingError {
+    func classify(_ error: any Error, url: URL) -> DataLoadingError {
         if error is CancellationError || Task.isCancelled {
             return DataLoadingError(.cancelled, url: url, underlying: error)
+        }
+        if let error = error as? NIOHTTPDecompression.DecompressionError, error == .limit {
+            return DataLoadingError(.responseTooLarge(limit: configuration.maximumResponseSize), url: url, underlying: error)
         }
         guard let error = error as? HTTPClientError else {
             return DataLoadingError(.network, url: url, underlying: error)

@@ -31,6 +31,9 @@ extension ImagePipeline {
         public var diskThreadCount: Int
         /// The most pixels an image header may declare. Default: 100 megapixels.
         public var maximumPixelCount: Int
+        /// When failed downloads are tried again. Default: ``RetryPolicy/init(maximumAttempts:initialDelay:maximumDelay:maximumRetryAfter:)``
+        /// with its defaults (3 attempts, backoff from 250 ms).
+        public var retryPolicy: RetryPolicy
         /// How the disk tier decides whether a stored response may be used.
         /// Default: ``DiskCachePolicy/http``.
         public var diskCachePolicy: DiskCachePolicy
@@ -59,6 +62,7 @@ extension ImagePipeline {
             maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount,
             diskThreadCount: Int = 2,
             maximumPixelCount: Int = 100_000_000,
+            retryPolicy: RetryPolicy = RetryPolicy(),
             diskCachePolicy: DiskCachePolicy = .http,
             maximumHeuristicLifetime: Duration = .seconds(86_400),
             servesStaleWhenOffline: Bool = true,
@@ -74,6 +78,7 @@ extension ImagePipeline {
             self.maximumConcurrentDecodes = maximumConcurrentDecodes
             self.diskThreadCount = diskThreadCount
             self.maximumPixelCount = maximumPixelCount
+            self.retryPolicy = retryPolicy
             self.diskCachePolicy = diskCachePolicy
             self.maximumHeuristicLifetime = maximumHeuristicLifetime
             self.servesStaleWhenOffline = servesStaleWhenOffline

@@ -59,12 +59,13 @@ extension ImagePipeline {
             return false
         }
 
-        /// Whether a stale cached copy may stand in: the server could not be
-        /// reached or failed temporarily (RFC 5861 §4: 500, 502, 503, 504).
-        var allowsStaleFallback: Bool {
+        /// Whether trying again later may succeed (see ``DataLoadingError/isTemporary``).
+        /// The pipeline retries these (``RetryPolicy``), and a stale cached
+        /// copy may stand in for them; it never remembers a failed URL.
+        public var isTemporary: Bool {
             switch self {
-            case .network(_, let underlying): underlying.code == .timedOut || underlying.code == .network
-            case .httpStatus(let code, _): [500, 502, 503, 504].contains(code)
+            case .network(_, let underlying): underlying.isTemporary
+            case .httpStatus(let code, _): DataLoadingError.temporaryStatuses.contains(code)
             default: false
             }
         }

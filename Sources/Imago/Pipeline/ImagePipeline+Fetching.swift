@@ -191,7 +191,7 @@ extension ImagePipeline {
         case .url(let value):
             url = value
         case .provider(let key, let load):
-            let outcome = await withDownloadSlot(host: "", key: key, context: context) { () async -> Result<Data, Error> in
+            let outcome = await withDownloadSlot(host: "", context: context) { () async -> Result<Data, Error> in
                 do {
                     return .success(try await load())
                 } catch {
@@ -201,7 +201,7 @@ extension ImagePipeline {
                     }
                     return .failure(.dataProviderFailed(key: key, underlying: error))
                 }
-            }
+            } ?? .failure(.cancelled(key: key))
             return outcome.map { data in
                 metrics.networkLoad(bytes: data.count)
                 return FetchedData(data: data, download: ContinuousClock.now - downloadStart, metadata: Data())
@@ -210,13 +210,7 @@ extension ImagePipeline {
         let rules = cacheRules
         let dataRequest = DataRequest(url: url, headers: request.headers + (stale.map(rules.validators(for:)) ?? []))
         let requestTime = rules.now()
-        let outcome = await withDownloadSlot(host: url.host ?? "", key: request.cacheKey, context: context) { () async -> Result<DataResponse, Error> in
-            do throws(DataLoadingError) {
-                return .success(try await configuration.dataLoader.loadData(for: dataRequest, progress: { context.reportProgress($0) }))
-            } catch {
-                return .failure(Error(error, key: request.cacheKey))
-            }
-        }
+        let outcome = await download(dataRequest, key: request.cacheKey, context: context)
         let download = ContinuousClock.now - downloadStart
         switch outcome {
         case .success(let response) where response.statusCode == 304:
@@ -229,7 +223,7 @@ extension ImagePipeline {
             let metadata = rules.metadata(for: response, requestHeaders: request.headers, requestTime: requestTime)
             return .success(FetchedData(data: response.data, download: download, metadata: metadata))
         case .failure(let error):
-            guard let stale, error.allowsStaleFallback, rules.allowsStaleOnError(stale) else { return .failure(error) }
+            guard let stale, error.isTemporary, rules.allowsStaleOnError(stale) else { return .failure(error) }
             logger.info("serving a stale cached copy", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
             return .success(FetchedData(data: stale.data, download: download, source: .disk, freshness: .stale(.networkFailed(error))))
         }
@@ -244,16 +238,44 @@ extension ImagePipeline {
         }
     }
 
-    /// Runs `load` once a download slot for `host` is free, at the fetch's priority.
-    private func withDownloadSlot<Value>(
-        host: String,
-        key: String,
-        context: DataContext,
-        _ load: () async -> Result<Value, Error>
-    ) async -> Result<Value, Error> {
+    /// Loads `dataRequest`, trying temporary failures again as the retry
+    /// policy says. Each attempt waits for a download slot of its own; none
+    /// is held while backing off.
+    private func download(_ dataRequest: DataRequest, key: String, context: DataContext) async -> Result<DataResponse, Error> {
+        var generator = SystemRandomNumberGenerator()
+        var attempt = 1
+        while true {
+            let outcome = await withDownloadSlot(host: dataRequest.url.host ?? "", context: context) {
+                () async -> Result<DataResponse, DataLoadingError> in
+                do throws(DataLoadingError) {
+                    return .success(try await configuration.dataLoader.loadData(for: dataRequest, progress: { context.reportProgress($0) }))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch outcome {
+            case nil:
+                return .failure(.cancelled(key: key))
+            case .success(let response)?:
+                return .success(response)
+            case .failure(let error)?:
+                guard let delay = configuration.retryPolicy.delay(after: error, attempt: attempt, using: &generator) else {
+                    return .failure(Error(error, key: key))
+                }
+                logger.debug("retrying a download", metadata: ["key": "\(key)", "attempt": "\(attempt)", "error": "\(error)"])
+                metrics.retried()
+                do { try await Task.sleep(for: delay) } catch { return .failure(.cancelled(key: key)) }
+                attempt += 1
+            }
+        }
+    }
+
+    /// Runs `load` once a download slot for `host` is free, at the fetch's
+    /// priority; `nil` if the fetch was cancelled while queued.
+    private func withDownloadSlot<Value>(host: String, context: DataContext, _ load: () async -> Value) async -> Value? {
         let ticket = downloadLimiter.enqueue(key: host, priority: context.priority)
         context.observePriority { [downloadLimiter] in downloadLimiter.setPriority($0, for: ticket) }
-        guard await downloadLimiter.wait(ticket) else { return .failure(.cancelled(key: key)) }
+        guard await downloadLimiter.wait(ticket) else { return nil }
         defer { downloadLimiter.release(ticket) }
         return await load()
     }

@@ -10,6 +10,7 @@ final class PipelineMetrics: Sendable {
     private let networkLoads = Atomic<Int>(0)
     private let bytesDownloaded = Atomic<Int>(0)
     private let revalidations = Atomic<Int>(0)
+    private let retries = Atomic<Int>(0)
     private let coalescedRequests = Atomic<Int>(0)
     private let completions = Atomic<Int>(0)
     private let failures = Atomic<Int>(0)
@@ -20,6 +21,7 @@ final class PipelineMetrics: Sendable {
     private let networkLoadCounter = Counter(label: "imago_network_loads_total")
     private let bytesCounter = Counter(label: "imago_downloaded_bytes_total")
     private let revalidationCounter = Counter(label: "imago_not_modified_total")
+    private let retryCounter = Counter(label: "imago_retries_total")
     private let coalescedCounter = Counter(label: "imago_coalesced_requests_total")
     private let errorCounter = Counter(label: "imago_errors_total")
     private let loadTimer = Timer(label: "imago_load_duration")
@@ -44,6 +46,11 @@ final class PipelineMetrics: Sendable {
     func revalidated() {
         revalidations.add(1, ordering: .relaxed)
         revalidationCounter.increment()
+    }
+
+    func retried() {
+        retries.add(1, ordering: .relaxed)
+        retryCounter.increment()
     }
 
     func coalesced() {
@@ -71,6 +78,7 @@ final class PipelineMetrics: Sendable {
             networkLoads: networkLoads.load(ordering: .relaxed),
             bytesDownloaded: bytesDownloaded.load(ordering: .relaxed),
             revalidations: revalidations.load(ordering: .relaxed),
+            retries: retries.load(ordering: .relaxed),
             coalescedRequests: coalescedRequests.load(ordering: .relaxed),
             completedTasks: completions.load(ordering: .relaxed),
             failedTasks: failures.load(ordering: .relaxed),
@@ -92,6 +100,8 @@ extension ImagePipeline {
         public var bytesDownloaded: Int
         /// Stale disk entries the server confirmed with 304 Not Modified.
         public var revalidations: Int
+        /// Downloads tried again after a temporary failure.
+        public var retries: Int
         /// Requests and fetches that joined work already running instead of starting their own.
         public var coalescedRequests: Int
         /// Tasks that completed in any way.
