@@ -39,7 +39,7 @@ struct AdversarialServerTests {
 
     static let misbehaviours: [Misbehaviour] = [
         Misbehaviour(name: "a body dripping past the total timeout",
-                     response: { .init(body: Data(count: 64 << 10), behaviour: .drip(chunkSize: 1024, interval: .milliseconds(50))) },
+                     response: { .init(body: Data(count: 100 << 10), behaviour: .drip(chunkSize: 512, interval: .milliseconds(50))) },
                      expected: .timedOut),
         Misbehaviour(name: "a body that stalls", response: { .init(body: png, behaviour: .stall(after: 100)) }, expected: .timedOut),
         Misbehaviour(name: "a response head that never comes", response: { .init(body: png, delay: .seconds(30)) }, expected: .timedOut),
@@ -56,7 +56,7 @@ struct AdversarialServerTests {
         Misbehaviour(name: "a redirect loop", path: "/loop.png", response: { .redirect(to: "/loop.png") }, expected: .tooManyRedirects),
         Misbehaviour(name: "a megabyte of response headers",
                      response: { .init(headers: [("X-Padding", String(repeating: "a", count: 1 << 20))], body: png) }, expected: .network),
-        Misbehaviour(name: "an endless chunked body", response: { .init(behaviour: .endless) }, expected: .tooLarge),
+        Misbehaviour(name: "an endless chunked body", response: { .init(body: Data(count: 64 << 10), behaviour: .endless) }, expected: .tooLarge),
         Misbehaviour(name: "a Content-Length over the limit", response: { .init(body: Data(count: limit + 1)) }, expected: .tooLarge),
         Misbehaviour(name: "a gzip bomb (64 MB of zeros in a few KB)",
                      response: { .init(headers: [("Content-Encoding", "gzip")], body: try gzipped(Data(count: 64 << 20))) },
@@ -66,7 +66,7 @@ struct AdversarialServerTests {
     @Test("the error is typed, names the URL, and neither cache keeps anything", arguments: misbehaviours)
     func misbehaviour(_ case: Misbehaviour) async throws {
         let configuration = HTTPDataLoader.Configuration(
-            readTimeout: .milliseconds(300), requestTimeout: .seconds(1), maximumResponseSize: Self.limit
+            readTimeout: .milliseconds(300), requestTimeout: .seconds(3), maximumResponseSize: Self.limit
         )
         try await withTestServer(configuration) { server, loader in
             server.setRoute(`case`.path, try `case`.response())
