@@ -50,7 +50,7 @@ public struct HTTPHeader: Sendable, Hashable {
 public struct DataResponse: Sendable {
     /// The body.
     public var data: Data
-    /// The HTTP status code (2xx, or 304 for a conditional request).
+    /// The HTTP status code (2xx, or 304 for a conditional request; 206 for a range).
     public var statusCode: Int
     /// The response headers, in order.
     public var headers: [HTTPHeader]
@@ -120,6 +120,10 @@ public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
     /// How long the server asked the client to wait before trying again
     /// (Retry-After on a 429 or 503), if it said.
     public var retryAfter: Duration?
+    /// What arrived of the body before a network failure, timeout or
+    /// cancellation, with the response's status and headers: the pipeline
+    /// continues from there with a Range request.
+    public var partial: DataResponse?
 
     /// Creates a loading error.
     public init(_ code: Code, url: URL, underlying: (any Error)? = nil, retryAfter: Duration? = nil) {

@@ -70,26 +70,43 @@ public final class HTTPDataLoader: DataLoading {
             httpRequest.headers.add(name: "User-Agent", value: configuration.userAgent)
         }
         if !httpRequest.headers.contains(name: "Accept-Encoding") {
-            httpRequest.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+            // A range counts encoded bytes, which are never kept: resumed requests ask for none.
+            let isRange = httpRequest.headers.contains(name: "Range")
+            httpRequest.headers.add(name: "Accept-Encoding", value: isRange ? "identity" : "gzip, deflate")
         }
+        var received = ReceivedBody()
         do {
             let deadline = ContinuousClock.now + configuration.requestTimeout
             let response = try await client.execute(httpRequest, timeout: TimeAmount(configuration.requestTimeout))
-            return try await read(response, from: url, deadline: deadline, progress: progress)
-        } catch let error as DataLoadingError {
-            throw error
+            return try await read(response, from: url, deadline: deadline, into: &received, progress: progress)
         } catch {
-            throw classify(error, url: url)
+            var failure = error as? DataLoadingError ?? classify(error, url: url)
+            if [.network, .timedOut, .cancelled].contains(failure.code) { failure.partial = received.partial }
+            throw failure
         }
     }
 
     /// Reads the body. AsyncHTTPClient's deadline covers the request only up
     /// to the response head, so the body checks it too, at every chunk; a
     /// silent body is cut off by the read timeout.
+    /// What arrived of a 200 or 206 body before a failure, if it can be
+    /// continued with a Range request (not content-encoded).
+    private struct ReceivedBody {
+        var head: DataResponse?
+        var data = Data()
+
+        var partial: DataResponse? {
+            guard var head, !data.isEmpty else { return nil }
+            head.data = data
+            return head
+        }
+    }
+
     private func read(
         _ response: HTTPClientResponse,
         from url: URL,
         deadline: ContinuousClock.Instant,
+        into received: inout ReceivedBody,
         progress: @Sendable (DownloadProgress) -> Void
     ) async throws -> DataResponse {
         let limit = configuration.maximumResponseSize
@@ -108,29 +125,32 @@ public final class HTTPDataLoader: DataLoading {
         // Content-Length counts the encoded bytes; the body arrives inflated.
         let isEncoded = response.headers.first(name: "Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
         let expected = isEncoded ? nil : contentLength
-        var data = Data()
-        data.reserveCapacity(Int(min(expected ?? 64 << 10, Int64(limit))))
+        let head = DataResponse(
+            data: Data(),
+            statusCode: Int(response.status.code),
+            headers: response.headers.map { HTTPHeader($0.name, $0.value) },
+            url: response.url ?? url
+        )
+        if !isEncoded { received.head = head }
+        received.data.reserveCapacity(Int(min(expected ?? 64 << 10, Int64(limit))))
         for try await chunk in response.body {
-            guard data.count + chunk.readableBytes <= limit else {
+            guard received.data.count + chunk.readableBytes <= limit else {
                 throw DataLoadingError(.responseTooLarge(limit: limit), url: url)
             }
             guard ContinuousClock.now < deadline else {
                 throw DataLoadingError(.timedOut, url: url, underlying: HTTPClientError.deadlineExceeded)
             }
             chunk.withUnsafeReadableBytes { bytes in
-                if let base = bytes.baseAddress { data.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+                if let base = bytes.baseAddress { received.data.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
             }
-            progress(DownloadProgress(completed: Int64(data.count), expected: expected))
+            progress(DownloadProgress(completed: Int64(received.data.count), expected: expected))
         }
-        if let expected, Int64(data.count) != expected {
-            throw DataLoadingError(.network, url: url, underlying: ShortBody(expected: expected, received: data.count))
+        if let expected, Int64(received.data.count) != expected {
+            throw DataLoadingError(.network, url: url, underlying: ShortBody(expected: expected, received: received.data.count))
         }
-        return DataResponse(
-            data: data,
-            statusCode: Int(response.status.code),
-            headers: response.headers.map { HTTPHeader($0.name, $0.value) },
-            url: response.url ?? url
-        )
+        var whole = head
+        whole.data = received.data
+        return whole
     }
 
     /// A Retry-After value (RFC 9110 §10.2.3): delay-seconds or an HTTP date.

@@ -210,7 +210,8 @@ extension ImagePipeline {
         let rules = cacheRules
         let dataRequest = DataRequest(url: url, headers: request.headers + (stale.map(rules.validators(for:)) ?? []))
         let requestTime = rules.now()
-        let outcome = await download(dataRequest, key: request.cacheKey, context: context)
+        let resumable = stale == nil && request.cachePolicy.write.contains(.disk)
+        let outcome = await download(dataRequest, key: request.cacheKey, resumable: resumable, context: context)
         let download = ContinuousClock.now - downloadStart
         switch outcome {
         case .success(let response) where response.statusCode == 304:
@@ -240,33 +241,60 @@ extension ImagePipeline {
 
     /// Loads `dataRequest`, trying temporary failures again as the retry
     /// policy says. Each attempt waits for a download slot of its own; none
-    /// is held while backing off.
-    private func download(_ dataRequest: DataRequest, key: String, context: DataContext) async -> Result<DataResponse, Error> {
+    /// is held while backing off. When `resumable`, the bytes of an
+    /// interrupted body are kept on disk and the next attempt (here, or in a
+    /// later process) asks only for the rest.
+    private func download(
+        _ dataRequest: DataRequest,
+        key: String,
+        resumable: Bool,
+        context: DataContext
+    ) async -> Result<DataResponse, Error> {
         var generator = SystemRandomNumberGenerator()
+        var partial = resumable ? await storedPartial(forKey: key) : nil
         var attempt = 1
         while true {
+            var attemptRequest = dataRequest
+            attemptRequest.headers += partial?.rangeHeaders ?? []
             let outcome = await withDownloadSlot(host: dataRequest.url.host ?? "", context: context) {
                 () async -> Result<DataResponse, DataLoadingError> in
                 do throws(DataLoadingError) {
-                    return .success(try await configuration.dataLoader.loadData(for: dataRequest, progress: { context.reportProgress($0) }))
+                    return .success(try await configuration.dataLoader.loadData(for: attemptRequest, progress: { context.reportProgress($0) }))
                 } catch {
                     return .failure(error)
                 }
             }
+            let failure: DataLoadingError
             switch outcome {
             case nil:
                 return .failure(.cancelled(key: key))
             case .success(let response)?:
-                return .success(response)
-            case .failure(let error)?:
-                guard let delay = configuration.retryPolicy.delay(after: error, attempt: attempt, using: &generator) else {
-                    return .failure(Error(error, key: key))
+                let whole = response.statusCode == 206 ? partial?.completed(by: response) : response
+                if partial != nil {
+                    partial = nil
+                    await storePartial(nil, forKey: key)
                 }
-                logger.debug("retrying a download", metadata: ["key": "\(key)", "attempt": "\(attempt)", "error": "\(error)"])
-                metrics.retried()
-                do { try await Task.sleep(for: delay) } catch { return .failure(.cancelled(key: key)) }
-                attempt += 1
+                if let whole { return .success(whole) }
+                failure = DataLoadingError(.network, url: dataRequest.url, underlying: MismatchedRange(contentRange: response.header("Content-Range")))
+            case .failure(let error)?:
+                failure = error
+                if resumable, let kept = PartialDownload(from: error, continuing: partial) {
+                    partial = kept
+                    await storePartial(kept, forKey: key)
+                } else if partial != nil, error.partial != nil || error.code == .httpStatus(416) {
+                    // The server sent something that does not continue the kept bytes: start over.
+                    partial = nil
+                    await storePartial(nil, forKey: key)
+                    if error.code == .httpStatus(416) { continue }
+                }
             }
+            guard let delay = configuration.retryPolicy.delay(after: failure, attempt: attempt, using: &generator) else {
+                return .failure(Error(failure, key: key))
+            }
+            logger.debug("retrying a download", metadata: ["key": "\(key)", "attempt": "\(attempt)", "error": "\(failure)"])
+            metrics.retried()
+            do { try await Task.sleep(for: delay) } catch { return .failure(.cancelled(key: key)) }
+            attempt += 1
         }
     }
 
@@ -290,4 +318,11 @@ extension ImagePipeline {
             }
         }
     }
+}
+
+/// A 206 whose Content-Range does not continue the kept bytes exactly.
+struct MismatchedRange: Swift.Error, CustomStringConvertible {
+    var contentRange: String?
+
+    var description: String { "a partial response (Content-Range \(contentRange ?? "missing")) that does not continue the kept bytes" }
 }

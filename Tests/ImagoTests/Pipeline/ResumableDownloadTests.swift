@@ -1,0 +1,162 @@
+import Foundation
+import ImagoTestSupport
+import Testing
+
+@testable import Imago
+
+/// Serves one image with an ETag the way an origin server does Range
+/// requests (206 when If-Range matches, 200 otherwise), stalling the first
+/// `cuts` responses after `cutAfter` bytes until the client's read timeout
+/// gives up (a stall rather than a close, which may lose bytes in flight).
+final class RangeServer: Sendable {
+    struct State {
+        var body: Data
+        var etag: String
+        var cuts: Int
+        /// The size of the last body sent whole.
+        var lastWholeCount = 0
+        var ranges: [String] = []
+    }
+
+    static let cutAfter = 100_000
+    let state: Locked<State>
+
+    init(body: Data, etag: String = "\"v1\"", cuts: Int = 1) {
+        state = Locked(State(body: body, etag: etag, cuts: cuts))
+    }
+
+    func respond(to request: TestImageServer.Request) -> TestImageServer.Response {
+        state.withLock { state in
+            var start = 0
+            if let range = request.header("Range") {
+                state.ranges.append(range)
+                if request.header("If-Range") == state.etag, range.hasPrefix("bytes="), range.hasSuffix("-"),
+                   let first = Int(range.dropFirst(6).dropLast()), first < state.body.count {
+                    start = first
+                }
+            }
+            var headers = [("ETag", state.etag), ("Accept-Ranges", "bytes"), ("Cache-Control", "max-age=60")]
+            if start > 0 { headers.append(("Content-Range", "bytes \(start)-\(state.body.count - 1)/\(state.body.count)")) }
+            let slice = Data(state.body[start...])
+            let status = start > 0 ? 206 : 200
+            if state.cuts > 0 {
+                state.cuts -= 1
+                return .init(status: status, headers: headers, body: slice, behaviour: .stall(after: Self.cutAfter))
+            }
+            state.lastWholeCount = slice.count
+            return .init(status: status, headers: headers, body: slice)
+        }
+    }
+}
+
+@Suite("Resumable downloads: Range with If-Range, across retries and restarts", .timeLimit(.minutes(1)))
+struct ResumableDownloadTests {
+    let folder = TemporaryDirectory()
+
+    /// A noise PNG of about 360 KB (noise does not compress), and its pixels.
+    static func noise(seed: UInt64) -> (data: Data, image: Image) {
+        var generator = SeededGenerator(seed: seed)
+        let pixels = (0..<(400 * 300 * 3)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let image = Image(width: 400, height: 300, pixelFormat: .rgb8, pixels: pixels)!
+        return ((try? PNGEncoder().encode(image)) ?? Data(), image)
+    }
+
+    /// The start of the one Range the server was asked for: the bytes kept.
+    static func keptCount(_ ranges: [String]) -> Int? {
+        guard ranges.count == 1, let range = ranges.first, range.hasPrefix("bytes="), range.hasSuffix("-"),
+              let start = Int(range.dropFirst(6).dropLast()), start >= PartialDownload.minimumCount else { return nil }
+        return start
+    }
+
+    static let first = noise(seed: 1)
+    static let second = noise(seed: 2)
+
+    func withServer(_ ranges: RangeServer, _ body: (TestImageServer, HTTPDataLoader, URL) async throws -> Void) async throws {
+        try await withTestServer(.init(readTimeout: .milliseconds(300))) { server, loader in
+            server.setRoute("/big.png") { ranges.respond(to: $0) }
+            try await body(server, loader, server.url("/big.png"))
+        }
+    }
+
+    func pipeline(_ loader: HTTPDataLoader, _ disk: DiskCache, retries: RetryPolicy) -> ImagePipeline {
+        ImagePipeline(configuration: .init(dataLoader: loader, imageCache: nil, dataCache: disk, retryPolicy: retries))
+    }
+
+    func openDisk() throws -> DiskCache {
+        try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
+    }
+
+    @Test("a body stalled mid-way is continued by the retry with Range and If-Range, and the image is whole")
+    func resumeOnRetry() async throws {
+        let ranges = RangeServer(body: Self.first.data)
+        try await withServer(ranges) { server, loader, url in
+            let disk = try openDisk()
+            defer { disk.close() }
+            let response = try await pipeline(loader, disk, retries: RetryTests.quick).image(for: url)
+            #expect(response.image == Self.first.image)
+            let state = ranges.state.withLock { $0 }
+            let kept = try #require(Self.keptCount(state.ranges))
+            #expect(server.lastRequest("/big.png")?.header("If-Range") == "\"v1\"")
+            #expect(state.lastWholeCount == Self.first.data.count - kept, "only the rest was sent again")
+            #expect(disk.cachedData(forKey: url.absoluteString)?.data == Self.first.data)
+            #expect(!disk.containsData(forKey: PartialDownload.key(for: url.absoluteString)))
+        }
+    }
+
+    @Test("the kept bytes survive a restart: a new pipeline on the same folder asks only for the rest")
+    func resumeAfterRestart() async throws {
+        let ranges = RangeServer(body: Self.first.data)
+        try await withServer(ranges) { _, loader, url in
+            do {
+                let disk = try openDisk()
+                defer { disk.close() }
+                await #expect(throws: ImagePipeline.Error.self) { try await pipeline(loader, disk, retries: .none).image(for: url) }
+                let kept = disk.cachedData(forKey: PartialDownload.key(for: url.absoluteString))?.data.count ?? 0
+                #expect(kept == RangeServer.cutAfter)
+                #expect(!disk.containsData(forKey: url.absoluteString))
+            }
+            let disk = try openDisk()
+            defer { disk.close() }
+            let response = try await pipeline(loader, disk, retries: .none).image(for: url)
+            #expect(response.image == Self.first.image)
+            let state = ranges.state.withLock { $0 }
+            let kept = try #require(Self.keptCount(state.ranges))
+            #expect(state.lastWholeCount == Self.first.data.count - kept)
+        }
+    }
+
+    @Test("if the image changed meanwhile, If-Range no longer matches: the server's 200 replaces the kept bytes")
+    func changedMeanwhile() async throws {
+        let ranges = RangeServer(body: Self.first.data)
+        try await withServer(ranges) { _, loader, url in
+            let disk = try openDisk()
+            defer { disk.close() }
+            await #expect(throws: ImagePipeline.Error.self) { try await pipeline(loader, disk, retries: .none).image(for: url) }
+            ranges.state.withLock {
+                $0.body = Self.second.data
+                $0.etag = "\"v2\""
+            }
+            let response = try await pipeline(loader, disk, retries: .none).image(for: url)
+            #expect(response.image == Self.second.image)
+            #expect(!disk.containsData(forKey: PartialDownload.key(for: url.absoluteString)))
+        }
+    }
+
+    @Test("Content-Range values are parsed strictly; a 206 that does not continue the kept bytes is refused")
+    func contentRange() {
+        #expect(ContentRange("bytes 100-199/200") == ContentRange("bytes 100-199/200"))
+        #expect(ContentRange("bytes 100-199/200")?.total == 200)
+        #expect(ContentRange("bytes 100-199/*")?.total == nil)
+        for bad in [nil, "", "bytes", "bytes 5-4/10", "bytes 0-9/5", "items 0-9/10", "bytes -1-9/10", "bytes 0-9"] {
+            #expect(ContentRange(bad) == nil, "\(bad ?? "nil")")
+        }
+        let kept = PartialDownload(data: Data(count: 100), validator: "\"v1\"")
+        func part(_ range: String, count: Int) -> DataResponse {
+            DataResponse(data: Data(count: count), statusCode: 206, headers: [HTTPHeader("Content-Range", range)], url: URL(fileURLWithPath: "/"))
+        }
+        #expect(kept.completed(by: part("bytes 100-149/150", count: 50))?.data.count == 150)
+        #expect(kept.completed(by: part("bytes 90-149/150", count: 60)) == nil, "overlaps the kept bytes")
+        #expect(kept.completed(by: part("bytes 100-149/200", count: 50)) == nil, "stops before the end")
+        #expect(kept.completed(by: part("bytes 100-149/150", count: 40)) == nil, "shorter than it says")
+    }
+}
