@@ -21,7 +21,7 @@ echo "== swift test --sanitize=thread"
 swift test --sanitize=thread --scratch-path .build-tsan
 
 echo "== imago demo"
-# The main job: three passes over the generated gallery on the embedded server.
+# The main job: four passes over the generated gallery on the embedded server.
 output=$(swift run imago demo --count 300)
 echo "$output"
 expect_row() {
@@ -31,6 +31,8 @@ expect_row() {
 expect_row '^network +300 +[0-9.]+ [KMG]?i?B +300 +0 +0 '
 expect_row '^disk +300 +[0-9.]+ [KMG]?i?B +0 +300 +0 '
 expect_row '^memory +300 +[0-9.]+ [KMG]?i?B +0 +0 +300 '
+# every stored image revalidated: one request each, answered 304, decoded from disk
+expect_row '^revalidate +300 +[0-9.]+ [KMG]?i?B +300 +300 +0 '
 sheet=$(echo "$output" | sed -n 's/^contact sheet: \(.*\.png\) .*/\1/p')
 [ -s "$sheet" ] || { echo "demo: contact sheet missing" >&2; exit 1; }
 rm -rf "$(dirname "$sheet")"

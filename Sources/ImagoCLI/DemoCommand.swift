@@ -9,7 +9,7 @@ import ImagoTestSupport
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Load a generated gallery from an embedded server three times: network, disk, memory."
+        abstract: "Load a generated gallery from an embedded server four times: network, disk, memory, revalidated (304)."
     )
 
     @Option(help: "How many images the gallery has.")
@@ -62,6 +62,13 @@ struct DemoCommand: AsyncParsableCommand {
             let memory = await DemoPass.run("memory", requests, pipeline, server)
             passes.append(memory)
             images = memory.images
+            // Ask the server about every stored image: each answers 304, and the stored bytes are decoded.
+            let revalidate = requests.map { request in
+                var request = request
+                request.networkPolicy = .revalidate
+                return request
+            }
+            passes.append(await DemoPass.run("revalidate", revalidate, pipeline, server))
         }
         try await server.shutdown()
         print("")
@@ -109,7 +116,7 @@ struct DemoPass {
     static func run(_ name: String, _ requests: [ImageRequest], _ pipeline: ImagePipeline, _ server: TestImageServer) async -> DemoPass {
         var pass = DemoPass(name: name)
         let requestsBefore = server.totalRequestCount
-        let progress = ProgressBar(label: name.padding(toLength: 8, withPad: " ", startingAt: 0), total: requests.count)
+        let progress = ProgressBar(label: name.padding(toLength: 10, withPad: " ", startingAt: 0), total: requests.count)
         let start = ContinuousClock.now
         let results = await withTaskGroup(of: (Int, Result<ImageResponse, ImagePipeline.Error>).self) { group in
             for (index, request) in requests.enumerated() {

@@ -50,6 +50,16 @@ extension TestImageServer {
             self.behaviour = behaviour
         }
 
+        /// This response, or a 304 with its headers and no body if it is a
+        /// 200 whose ETag the request's If-None-Match names.
+        func answering(_ request: Request) -> Response {
+            guard status == 200, let etag = headers.first(where: { $0.0.caseInsensitiveCompare("ETag") == .orderedSame })?.1,
+                  let asked = request.header("If-None-Match"),
+                  asked.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" })
+            else { return self }
+            return Response(status: 304, headers: headers, delay: delay)
+        }
+
         /// A redirect to `location` (a path on this server or a full URL).
         public static func redirect(to location: String, status: Int = 302) -> Response {
             Response(status: status, headers: [("Location", location)])

@@ -68,9 +68,11 @@ public final class TestImageServer: Sendable {
         URL(string: "http://127.0.0.1:\(port)\(path.hasPrefix("/") ? path : "/" + path)")!
     }
 
-    /// Serves `response` on `path` (the path without its query).
+    /// Serves `response` on `path` (the path without its query). Like an
+    /// origin server, a 200 with an ETag answers a matching If-None-Match
+    /// with 304 Not Modified.
     public func setRoute(_ path: String, _ response: Response) {
-        routes.state.withLockedValue { $0.handlers[path] = { _ in response } }
+        routes.state.withLockedValue { $0.handlers[path] = { response.answering($0) } }
     }
 
     /// Answers requests on `path` with `handler`.
