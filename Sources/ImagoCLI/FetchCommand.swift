@@ -18,6 +18,22 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Decode to cover this many pixels on the longer side (0: full size).")
     var size = 0
 
+    @Option(help: "How to use the cache: use (HTTP rules), reload, offline (cache only), revalidate.")
+    var network: NetworkOption = .use
+
+    enum NetworkOption: String, ExpressibleByArgument, CaseIterable {
+        case use, reload, offline, revalidate
+
+        var policy: ImageRequest.NetworkPolicy {
+            switch self {
+            case .use: .useCache
+            case .reload: .reload
+            case .offline: .cacheOnly
+            case .revalidate: .revalidate
+            }
+        }
+    }
+
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
         guard size >= 0 else { throw ValidationError("--size cannot be negative") }
@@ -38,10 +54,12 @@ struct FetchCommand: AsyncParsableCommand {
                         return (index, "\(string)  invalid URL", false)
                     }
                     do {
-                        let response = try await pipeline.image(for: ImageRequest(url: url, targetSize: targetSize))
+                        let request = ImageRequest(url: url, networkPolicy: network.policy, targetSize: targetSize)
+                        let response = try await pipeline.image(for: request)
                         let image = response.image
                         let bytes = response.dataCount.map { formatBytes($0) } ?? "-"
-                        return (index, "\(string)  \(image.width)x\(image.height) \(image.pixelFormat)  \(bytes)  from \(response.source)  \(milliseconds(response.timings.total)) ms", true)
+                        let source = "\(response.source)" + Self.describe(response.freshness)
+                        return (index, "\(string)  \(image.width)x\(image.height) \(image.pixelFormat)  \(bytes)  from \(source)  \(milliseconds(response.timings.total)) ms", true)
                     } catch {
                         return (index, "\(string)  \(error)", false)
                     }
@@ -55,6 +73,17 @@ struct FetchCommand: AsyncParsableCommand {
             if succeeded { print(line) } else { Terminal.error(line) }
         }
         if lines.contains(where: { !$0.2 }) { throw ExitCode(ExitStatus.partialFailure) }
+    }
+
+    /// " (revalidated)", " (stale: ...)", or nothing for a fresh image.
+    static func describe(_ freshness: ImageResponse.Freshness) -> String {
+        switch freshness {
+        case .fresh: ""
+        case .revalidated: " (revalidated: 304)"
+        case .stale(.revalidatingInBackground): " (stale, refreshing in the background)"
+        case .stale(.networkFailed(let error)): " (stale: \(error))"
+        case .stale(.cacheOnly): " (stale, offline)"
+        }
     }
 }
 
