@@ -142,7 +142,8 @@ final class Locked: @unchecked Sendable {
 
 let jpeg = try makeJPEG()
 let server = try await TestImageServer.start(threads: 1)
-for index in 0..<count { server.setRoute("/img/\(index).jpg", .init(body: jpeg)) }
+// Fresh for an hour, so that the disk-hit pass reads the disk only.
+for index in 0..<count { server.setRoute("/img/\(index).jpg", .init(headers: [("Cache-Control", "max-age=3600")], body: jpeg)) }
 var clientConfiguration = HTTPClient.Configuration()
 clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)
 let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
