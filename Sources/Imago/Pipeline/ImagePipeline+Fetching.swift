@@ -256,10 +256,15 @@ extension ImagePipeline {
         while true {
             var attemptRequest = dataRequest
             attemptRequest.headers += partial?.rangeHeaders ?? []
+            // A continuation reports progress over the whole body, counting the kept bytes.
+            let kept = Int64(partial?.data.count ?? 0)
+            let progress: @Sendable (DownloadProgress) -> Void = { progress in
+                context.reportProgress(DownloadProgress(completed: kept + progress.completed, expected: progress.expected.map { kept + $0 }))
+            }
             let outcome = await withDownloadSlot(host: dataRequest.url.host ?? "", context: context) {
                 () async -> Result<DataResponse, DataLoadingError> in
                 do throws(DataLoadingError) {
-                    return .success(try await configuration.dataLoader.loadData(for: attemptRequest, progress: { context.reportProgress($0) }))
+                    return .success(try await configuration.dataLoader.loadData(for: attemptRequest, progress: progress))
                 } catch {
                     return .failure(error)
                 }
