@@ -89,16 +89,17 @@ struct AdversarialServerTests {
         }
     }
 
-    @Test("a gzip-encoded image is asked for, inflated, decoded, and stored inflated")
-    func gzipBody() async throws {
+    @Test("a gzip- or deflate-encoded image is asked for, inflated, decoded, and stored inflated", arguments: ["gzip", "deflate"])
+    func encodedBody(coding: String) async throws {
         try await withTestServer { server, loader in
-            server.setRoute("/zipped.png", .init(headers: [("Content-Encoding", "gzip"), ("Cache-Control", "max-age=60")], body: try gzipped(Self.png)))
+            let body = coding == "gzip" ? try gzipped(Self.png) : zlibStored(Self.png)
+            server.setRoute("/zipped.png", .init(headers: [("Content-Encoding", coding), ("Cache-Control", "max-age=60")], body: body))
             let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
             defer { disk.close() }
             let pipeline = ImagePipeline(configuration: .init(dataLoader: loader, dataCache: disk))
             let response = try await pipeline.image(for: server.url("/zipped.png"))
             #expect(response.image.width == 256 && response.dataCount == Self.png.count)
-            #expect(server.lastRequest("/zipped.png")?.header("Accept-Encoding")?.contains("gzip") == true)
+            #expect(server.lastRequest("/zipped.png")?.header("Accept-Encoding")?.contains(coding) == true)
             #expect(disk.cachedData(forKey: server.url("/zipped.png").absoluteString)?.data == Self.png)
         }
     }

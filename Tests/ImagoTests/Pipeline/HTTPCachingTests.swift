@@ -125,6 +125,29 @@ struct HTTPCachingTests {
         }
     }
 
+    @Test("Expires counts from the server's Date, and an Age from an upstream cache shortens max-age")
+    func expiresAndAge() async throws {
+        try await withScenario { server, pipeline, _, url in
+            let now = clock.date
+            setHeaders([("Date", HTTPDate.format(now)), ("Expires", HTTPDate.format(now.addingTimeInterval(60)))])
+            _ = try await pipeline.image(for: url)
+            clock.advance(by: .seconds(50))
+            #expect(try await pipeline.image(for: url).source == .disk)
+            #expect(server.requestCount("/image.png") == 1)
+            clock.advance(by: .seconds(20))
+            _ = try await pipeline.image(for: url)
+            #expect(server.requestCount("/image.png") == 2)
+
+            setHeaders([("Cache-Control", "max-age=60"), ("Age", "50")])
+            _ = try await pipeline.image(for: ImageRequest(url: url, networkPolicy: .reload))
+            clock.advance(by: .seconds(5))
+            #expect(try await pipeline.image(for: url).source == .disk)
+            clock.advance(by: .seconds(10))
+            _ = try await pipeline.image(for: url)
+            #expect(server.requestCount("/image.png") == 4, "50 s old on arrival: stale 10 s later")
+        }
+    }
+
     @Test("no-store is never written; no-cache is stored but revalidated every time")
     func noStoreNoCache() async throws {
         try await withScenario { server, pipeline, disk, url in

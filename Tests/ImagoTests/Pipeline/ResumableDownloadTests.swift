@@ -147,6 +147,24 @@ struct ResumableDownloadTests {
         }
     }
 
+    @Test("the kept bytes are tied to a strong ETag, else to Last-Modified, and need a validator and 16 KB")
+    func validators() {
+        let url = URL(fileURLWithPath: "/")
+        func kept(_ headers: [(String, String)], count: Int = 20_000) -> PartialDownload? {
+            let response = DataResponse(data: Data(count: count), headers: headers.map { HTTPHeader($0.0, $0.1) }, url: url)
+            var error = DataLoadingError(.network, url: url)
+            error.partial = response
+            return PartialDownload(from: error, continuing: nil)
+        }
+        let lastModified = "Sun, 06 Nov 1994 08:49:37 GMT"
+        #expect(kept([("ETag", "\"a\""), ("Last-Modified", lastModified)])?.validator == "\"a\"")
+        #expect(kept([("ETag", "W/\"a\""), ("Last-Modified", lastModified)])?.validator == lastModified, "weak ETags cannot be If-Range")
+        #expect(kept([("ETag", "W/\"a\"")]) == nil)
+        #expect(kept([]) == nil)
+        #expect(kept([("ETag", "\"a\"")], count: 1000) == nil, "too small to be worth a range")
+        #expect(kept([("ETag", "\"a\"")]).map { $0.rangeHeaders } == [HTTPHeader("Range", "bytes=20000-"), HTTPHeader("If-Range", "\"a\"")])
+    }
+
     @Test("Content-Range values are parsed strictly; a 206 that does not continue the kept bytes is refused")
     func contentRange() {
         #expect(ContentRange("bytes 100-199/200") == ContentRange("bytes 100-199/200"))
