@@ -67,8 +67,9 @@ struct PartialDownload: Sendable, Equatable {
         self.init(data: cached.data, validator: validator)
     }
 
-    /// The disk key of the partial download for `key`.
-    static func key(for key: String) -> String { key + "#partial" }
+    /// The disk key of the partial download for `key`: a control character
+    /// keeps it apart from every URL (a fragment like `#partial` could clash).
+    static func key(for key: String) -> String { "\u{1}partial\u{1}" + key }
 }
 
 /// `Content-Range: bytes first-last/complete` (RFC 9110 §14.4).
