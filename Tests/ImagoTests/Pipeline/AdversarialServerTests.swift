@@ -15,6 +15,9 @@ struct Misbehaviour: Sendable, CustomTestStringConvertible {
     var path = "/bad.png"
     var response: @Sendable () throws -> TestImageServer.Response
     var expected: Expected
+    /// Long by default, so that a loaded machine (ThreadSanitizer, parallel
+    /// tests) still reaches the size limit or the failure first.
+    var requestTimeout: Duration = .seconds(20)
 
     var testDescription: String { name }
 }
@@ -40,7 +43,7 @@ struct AdversarialServerTests {
     static let misbehaviours: [Misbehaviour] = [
         Misbehaviour(name: "a body dripping past the total timeout",
                      response: { .init(body: Data(count: 100 << 10), behaviour: .drip(chunkSize: 512, interval: .milliseconds(50))) },
-                     expected: .timedOut),
+                     expected: .timedOut, requestTimeout: .seconds(2)),
         Misbehaviour(name: "a body that stalls", response: { .init(body: png, behaviour: .stall(after: 100)) }, expected: .timedOut),
         Misbehaviour(name: "a response head that never comes", response: { .init(body: png, delay: .seconds(30)) }, expected: .timedOut),
         Misbehaviour(name: "a reset mid-body (Content-Length longer than what is sent)",
@@ -66,7 +69,7 @@ struct AdversarialServerTests {
     @Test("the error is typed, names the URL, and neither cache keeps anything", arguments: misbehaviours)
     func misbehaviour(_ case: Misbehaviour) async throws {
         let configuration = HTTPDataLoader.Configuration(
-            readTimeout: .seconds(1), requestTimeout: .seconds(3), maximumResponseSize: Self.limit
+            readTimeout: .seconds(1), requestTimeout: `case`.requestTimeout, maximumResponseSize: Self.limit
         )
         try await withTestServer(configuration) { server, loader in
             server.setRoute(`case`.path, try `case`.response())

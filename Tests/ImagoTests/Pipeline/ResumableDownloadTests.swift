@@ -62,16 +62,22 @@ struct ResumableDownloadTests {
     }
 
     /// The start of the last Range the server was asked for: the bytes kept
-    /// then. (On a loaded machine a continuation may itself time out and be
-    /// continued again: each Range must then start further on.)
+    /// then. Each Range must start further on than the one before. (On a
+    /// loaded machine the client may have read less than the server sent
+    /// when its read timeout fires, and a continuation may itself time out
+    /// and be continued again.)
     static func keptCount(_ ranges: [String]) -> Int? {
         let starts = ranges.compactMap { range -> Int? in
             guard range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
             return Int(range.dropFirst(6).dropLast())
         }
-        guard starts.count == ranges.count, starts.first == RangeServer.cutAfter, starts == starts.sorted() else { return nil }
+        guard !starts.isEmpty, starts.count == ranges.count, starts.first! >= PartialDownload.minimumCount,
+              starts.first! <= RangeServer.cutAfter, starts == starts.sorted(), Set(starts).count == starts.count else { return nil }
         return starts.last
     }
+
+    /// Enough attempts for continuations that time out on a loaded machine.
+    static let patient = RetryPolicy(maximumAttempts: 5, initialDelay: .milliseconds(5))
 
     static let first = noise(seed: 1)
     static let second = noise(seed: 2)
@@ -97,7 +103,7 @@ struct ResumableDownloadTests {
         try await withServer(ranges) { server, loader, url in
             let disk = try openDisk()
             defer { disk.close() }
-            let response = try await pipeline(loader, disk, retries: RetryPolicy(maximumAttempts: 5, initialDelay: .milliseconds(5))).image(for: url)
+            let response = try await pipeline(loader, disk, retries: Self.patient).image(for: url)
             #expect(response.image == Self.first.image)
             let state = ranges.state.withLock { $0 }
             let kept = try #require(Self.keptCount(state.ranges))
@@ -117,12 +123,12 @@ struct ResumableDownloadTests {
                 defer { disk.close() }
                 await #expect(throws: ImagePipeline.Error.self) { try await pipeline(loader, disk, retries: .none).image(for: url) }
                 let kept = disk.cachedData(forKey: PartialDownload.key(for: url.absoluteString))?.data.count ?? 0
-                #expect(kept == RangeServer.cutAfter)
+                #expect((PartialDownload.minimumCount...RangeServer.cutAfter).contains(kept))
                 #expect(!disk.containsData(forKey: url.absoluteString))
             }
             let disk = try openDisk()
             defer { disk.close() }
-            let response = try await pipeline(loader, disk, retries: .none).image(for: url)
+            let response = try await pipeline(loader, disk, retries: Self.patient).image(for: url)
             #expect(response.image == Self.first.image)
             let state = ranges.state.withLock { $0 }
             let kept = try #require(Self.keptCount(state.ranges))
@@ -141,7 +147,7 @@ struct ResumableDownloadTests {
                 $0.body = Self.second.data
                 $0.etag = "\"v2\""
             }
-            let response = try await pipeline(loader, disk, retries: .none).image(for: url)
+            let response = try await pipeline(loader, disk, retries: Self.patient).image(for: url)
             #expect(response.image == Self.second.image)
             #expect(!disk.containsData(forKey: PartialDownload.key(for: url.absoluteString)))
         }
