@@ -18,6 +18,9 @@ struct Misbehaviour: Sendable, CustomTestStringConvertible {
     /// Long by default, so that a loaded machine (ThreadSanitizer, parallel
     /// tests) still reaches the size limit or the failure first.
     var requestTimeout: Duration = .seconds(20)
+    /// Also long by default: AsyncHTTPClient's read timeout also runs while
+    /// a starved consumer is not asking for more.
+    var readTimeout: Duration = .seconds(5)
 
     var testDescription: String { name }
 }
@@ -44,8 +47,10 @@ struct AdversarialServerTests {
         Misbehaviour(name: "a body dripping past the total timeout",
                      response: { .init(body: Data(count: 100 << 10), behaviour: .drip(chunkSize: 512, interval: .milliseconds(50))) },
                      expected: .timedOut, requestTimeout: .seconds(2)),
-        Misbehaviour(name: "a body that stalls", response: { .init(body: png, behaviour: .stall(after: 100)) }, expected: .timedOut),
-        Misbehaviour(name: "a response head that never comes", response: { .init(body: png, delay: .seconds(30)) }, expected: .timedOut),
+        Misbehaviour(name: "a body that stalls", response: { .init(body: png, behaviour: .stall(after: 100)) },
+                     expected: .timedOut, readTimeout: .seconds(1)),
+        Misbehaviour(name: "a response head that never comes", response: { .init(body: png, delay: .seconds(30)) },
+                     expected: .timedOut, readTimeout: .seconds(1)),
         Misbehaviour(name: "a reset mid-body (Content-Length longer than what is sent)",
                      response: { .init(body: png, behaviour: .truncate(after: 1000)) }, expected: .network),
         Misbehaviour(name: "a reset before any answer", response: { .init(behaviour: .reset) }, expected: .network),
@@ -69,7 +74,7 @@ struct AdversarialServerTests {
     @Test("the error is typed, names the URL, and neither cache keeps anything", arguments: misbehaviours)
     func misbehaviour(_ case: Misbehaviour) async throws {
         let configuration = HTTPDataLoader.Configuration(
-            readTimeout: .seconds(1), requestTimeout: `case`.requestTimeout, maximumResponseSize: Self.limit
+            readTimeout: `case`.readTimeout, requestTimeout: `case`.requestTimeout, maximumResponseSize: Self.limit
         )
         try await withTestServer(configuration) { server, loader in
             server.setRoute(`case`.path, try `case`.response())
