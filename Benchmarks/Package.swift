@@ -21,7 +21,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
-        // The seeded workloads shared by the timed benchmarks and the hit-ratio report.
+        // The seeded workloads and measuring helpers shared by the benchmarks.
         .target(
             name: "CacheWorkloads",
             dependencies: [
@@ -49,6 +49,7 @@ let package = Package(
         .executableTarget(
             name: "PipelineThroughput",
             dependencies: [
+                "CacheWorkloads",
                 .product(name: "Imago", package: "Imago"),
                 .product(name: "ImagoTestSupport", package: "Imago"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -59,6 +60,7 @@ let package = Package(
         .executableTarget(
             name: "CacheValidation",
             dependencies: [
+                "CacheWorkloads",
                 .product(name: "Imago", package: "Imago"),
                 .product(name: "ImagoTestSupport", package: "Imago"),
             ]

@@ -1,3 +1,4 @@
+import CacheWorkloads
 import Foundation
 import Imago
 import ImagoTestSupport
@@ -30,29 +31,6 @@ let concurrency = 16
 let cores = ProcessInfo.processInfo.activeProcessorCount
 let scratch = (FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()) + "/imago-validation-\(getpid())"
 let etag = "\"imago-bench-1\""
-
-/// A photo-like JPEG of about 20 KB (the same as PipelineThroughput's).
-func makeJPEG() throws -> Data {
-    var canvas = Canvas(width: 300, height: 225, background: (40, 90, 160))
-    canvas.fillVerticalGradient(top: (250, 180, 60), bottom: (20, 40, 120))
-    var generator = SeededGenerator(seed: 20)
-    for _ in 0..<40 {
-        let color = (UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator))
-        canvas.fillCircle(centerX: Int.random(in: 0..<300, using: &generator), centerY: Int.random(in: 0..<225, using: &generator),
-                          radius: Int.random(in: 5...40, using: &generator), color: color)
-    }
-    guard let image = canvas.image else { throw CocoaError(.coderInvalidValue) }
-    return try JPEGEncoder(quality: 92).encode(image)
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-}
-
-func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-}
 
 /// What a response said about itself, e.g. "disk/revalidated".
 func outcome(of response: ImageResponse) -> String {
@@ -147,7 +125,7 @@ func check(_ name: String, _ pass: Pass, requests: Int, expectedRequests: Int, _
     exit(1)
 }
 
-let jpeg = try makeJPEG()
+let jpeg = try photoLikeJPEG()
 let server = try await TestImageServer.start(threads: 1)
 let fresh = ValidatingRoute(jpeg: jpeg, cacheControl: "max-age=3600")
 let stale = ValidatingRoute(jpeg: jpeg, cacheControl: "max-age=0")

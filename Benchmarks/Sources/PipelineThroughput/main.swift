@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CacheWorkloads
 import Foundation
 import Imago
 import ImagoTestSupport
@@ -26,34 +27,11 @@ let concurrency = 16
 let cores = ProcessInfo.processInfo.activeProcessorCount
 let scratch = (FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()) + "/imago-throughput-\(getpid())"
 
-/// A photo-like JPEG of about 20 KB.
-func makeJPEG() throws -> Data {
-    var canvas = Canvas(width: 300, height: 225, background: (40, 90, 160))
-    canvas.fillVerticalGradient(top: (250, 180, 60), bottom: (20, 40, 120))
-    var generator = SeededGenerator(seed: 20)
-    for _ in 0..<40 {
-        let color = (UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator))
-        canvas.fillCircle(centerX: Int.random(in: 0..<300, using: &generator), centerY: Int.random(in: 0..<225, using: &generator),
-                          radius: Int.random(in: 5...40, using: &generator), color: color)
-    }
-    guard let image = canvas.image else { throw CocoaError(.coderInvalidValue) }
-    return try JPEGEncoder(quality: 92).encode(image)
-}
-
 /// Returns an image for any data, without decoding: isolates the pipeline's own cost.
 struct PassThroughDecoder: ImageDecoding {
     static let pixel = Image(width: 1, height: 1, pixelFormat: .gray8, pixels: [0])!
     func canDecode(_ format: ImageFormat) -> Bool { true }
     func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image { Self.pixel }
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-}
-
-func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
 /// Runs `load` for every index in 0..<count on `concurrency` workers and
@@ -140,7 +118,7 @@ final class Locked: @unchecked Sendable {
     func take() -> Int { lock.lock(); defer { lock.unlock() }; value += 1; return value - 1 }
 }
 
-let jpeg = try makeJPEG()
+let jpeg = try photoLikeJPEG()
 let server = try await TestImageServer.start(threads: 1)
 // Fresh for an hour, so that the disk-hit pass reads the disk only.
 for index in 0..<count { server.setRoute("/img/\(index).jpg", .init(headers: [("Cache-Control", "max-age=3600")], body: jpeg)) }
@@ -150,7 +128,7 @@ let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clien
 let loader = HTTPDataLoader(configuration: .init(maximumConnectionsPerHost: concurrency))
 try FileManager.default.createDirectory(atPath: scratch + "/files", withIntermediateDirectories: true)
 let paths = (0..<count).map { scratch + "/files/\($0).jpg" }
-for path in paths { FileManager.default.createFile(atPath: path, contents: jpeg) }
+for path in paths { _ = FileManager.default.createFile(atPath: path, contents: jpeg) }
 
 // PROFILE=cold or PROFILE=disk: repeat one variant, for a profiler.
 if let profile = ProcessInfo.processInfo.environment["PROFILE"] {
@@ -223,7 +201,7 @@ print(String(format: """
     median(noDisk), 100 * median(noDisk) / median(bare), median(decoded), 100 * median(decoded) / median(bare),
     median(diskHits), median(direct), 100 * median(diskHits) / median(direct),
     median(diskHitsUncached), median(directKept), 100 * median(diskHits) / median(directKept)))
-try await client.shutdown()
+try await client.shutdown().get()
 try await loader.shutdown()
 try await server.shutdown()
 try? FileManager.default.removeItem(atPath: scratch)
