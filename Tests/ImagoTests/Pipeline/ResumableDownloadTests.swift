@@ -93,6 +93,14 @@ struct ResumableDownloadTests {
         ImagePipeline(configuration: .init(dataLoader: loader, imageCache: nil, dataCache: disk, retryPolicy: retries))
     }
 
+    /// The server was asked for ranges that moved forward, and its last,
+    /// whole answer was exactly the rest of the first image.
+    func expectOnlyTheRestSent(_ ranges: RangeServer) throws {
+        let state = ranges.state.withLock { $0 }
+        let kept = try #require(Self.keptCount(state.ranges))
+        #expect(state.lastWholeCount == Self.first.data.count - kept, "only the rest was sent again")
+    }
+
     func openDisk() throws -> DiskCache {
         try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
     }
@@ -105,10 +113,8 @@ struct ResumableDownloadTests {
             defer { disk.close() }
             let response = try await pipeline(loader, disk, retries: Self.patient).image(for: url)
             #expect(response.image == Self.first.image)
-            let state = ranges.state.withLock { $0 }
-            let kept = try #require(Self.keptCount(state.ranges))
+            try expectOnlyTheRestSent(ranges)
             #expect(server.lastRequest("/big.png")?.header("If-Range") == "\"v1\"")
-            #expect(state.lastWholeCount == Self.first.data.count - kept, "only the rest was sent again")
             #expect(disk.cachedData(forKey: url.absoluteString)?.data == Self.first.data)
             #expect(!disk.containsData(forKey: PartialDownload.key(for: url.absoluteString)))
         }
@@ -130,9 +136,7 @@ struct ResumableDownloadTests {
             defer { disk.close() }
             let response = try await pipeline(loader, disk, retries: Self.patient).image(for: url)
             #expect(response.image == Self.first.image)
-            let state = ranges.state.withLock { $0 }
-            let kept = try #require(Self.keptCount(state.ranges))
-            #expect(state.lastWholeCount == Self.first.data.count - kept)
+            try expectOnlyTheRestSent(ranges)
         }
     }
 
