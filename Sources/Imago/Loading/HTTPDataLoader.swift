@@ -6,7 +6,10 @@ import NIOHTTPCompression
 
 /// Loads data over HTTP(S) with AsyncHTTPClient: one client (and connection
 /// pool) per loader, bounded redirects, timeouts, and a response-size limit
-/// enforced before and while the body arrives.
+/// enforced before and while the body arrives. It asks for gzip or deflate
+/// (never for a Range request) and inflates within the same limit. A failed
+/// load carries what arrived of a 200 or 206 body
+/// (``DataLoadingError/partial``) and the server's Retry-After.
 ///
 /// ```swift
 /// let loader = HTTPDataLoader(configuration: .init(maximumResponseSize: 10 << 20))
