@@ -80,7 +80,7 @@ struct HTTPCacheMetadata: Sendable, Equatable {
     }
 
     private static func first(_ name: String, in headers: [HTTPHeader]) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value.trimmingASCIISpaces().description
+        headers.value(of: name)?.trimmingASCIISpaces().description
     }
 }
 

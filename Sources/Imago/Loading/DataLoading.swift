@@ -67,7 +67,7 @@ public struct DataResponse: Sendable {
 
     /// The value of the first header named `name` (case-insensitive).
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.value(of: name)
     }
 }
 
@@ -160,5 +160,12 @@ public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
         }
         if let underlying { return "\(what) loading \(url.absoluteString): \(underlying)" }
         return "\(what) loading \(url.absoluteString)"
+    }
+}
+
+extension [HTTPHeader] {
+    /// The value of the first field named `name` (case-insensitive).
+    func value(of name: String) -> String? {
+        first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }

@@ -36,9 +36,8 @@ struct PartialDownload: Sendable, Equatable {
 
     /// A strong ETag, else Last-Modified (RFC 9110 §13.1.5 forbids weak ETags in If-Range).
     private static func validator(_ headers: [HTTPHeader]) -> String? {
-        let response = DataResponse(data: Data(), headers: headers, url: URL(fileURLWithPath: "/"))
-        if let etag = response.header("ETag"), !etag.hasPrefix("W/") { return etag }
-        return response.header("Last-Modified")
+        if let etag = headers.value(of: "ETag"), !etag.hasPrefix("W/") { return etag }
+        return headers.value(of: "Last-Modified")
     }
 
     /// The fields that ask for the rest, if it is still the same version.
