@@ -89,9 +89,6 @@ public final class HTTPDataLoader: DataLoading {
         }
     }
 
-    /// Reads the body. AsyncHTTPClient's deadline covers the request only up
-    /// to the response head, so the body checks it too, at every chunk; a
-    /// silent body is cut off by the read timeout.
     /// What arrived of a 200 or 206 body before a failure, if it can be
     /// continued with a Range request (not content-encoded).
     private struct ReceivedBody {
@@ -105,6 +102,9 @@ public final class HTTPDataLoader: DataLoading {
         }
     }
 
+    /// Reads the body. AsyncHTTPClient's deadline covers the request only up
+    /// to the response head, so the body checks it too, at every chunk; a
+    /// silent body is cut off by the read timeout.
     private func read(
         _ response: HTTPClientResponse,
         from url: URL,
@@ -113,9 +113,14 @@ public final class HTTPDataLoader: DataLoading {
         progress: @Sendable (DownloadProgress) -> Void
     ) async throws -> DataResponse {
         let limit = configuration.maximumResponseSize
+        let head = DataResponse(
+            data: Data(),
+            statusCode: Int(response.status.code),
+            headers: response.headers.map { HTTPHeader($0.name, $0.value) },
+            url: response.url ?? url
+        )
         if response.status == .notModified {
-            // The answer to a conditional request: no body by definition.
-            return DataResponse(data: Data(), statusCode: 304, headers: response.headers.map { HTTPHeader($0.name, $0.value) }, url: url)
+            return head // the answer to a conditional request: no body by definition
         }
         guard (200..<300).contains(response.status.code) else {
             let retryAfter = response.headers.first(name: "Retry-After").flatMap(Self.retryAfter)
@@ -128,12 +133,6 @@ public final class HTTPDataLoader: DataLoading {
         // Content-Length counts the encoded bytes; the body arrives inflated.
         let isEncoded = response.headers.first(name: "Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
         let expected = isEncoded ? nil : contentLength
-        let head = DataResponse(
-            data: Data(),
-            statusCode: Int(response.status.code),
-            headers: response.headers.map { HTTPHeader($0.name, $0.value) },
-            url: response.url ?? url
-        )
         if !isEncoded { received.head = head }
         received.data.reserveCapacity(Int(min(expected ?? 64 << 10, Int64(limit))))
         for try await chunk in response.body {
