@@ -19,11 +19,12 @@ struct HTTPCacheMetadata: Sendable, Equatable {
 
     init(responseHeaders: [HTTPHeader], requestHeaders: [HTTPHeader], requestTime: Date, responseTime: Date) {
         self.requestTime = requestTime
-        self.responseTime = min(max(responseTime, requestTime), .distantFuture)
+        self.responseTime = max(responseTime, requestTime)
         headers = responseHeaders.compactMap { header in
             let name = header.name.lowercased()
             return Self.storedFields.contains(name) ? HTTPHeader(name, header.value) : nil
         }
+        // Set first: `varyFields` reads `self`, so every property needs a value.
         varyingRequestHeaders = []
         varyingRequestHeaders = varyFields.compactMap { name in
             Self.first(name, in: requestHeaders).map { HTTPHeader(name, $0) }
