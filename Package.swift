@@ -22,14 +22,24 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
-        // Codecs from Debian's packages (libjpeg-turbo's TurboJPEG API and libspng).
+        // Codecs from Debian's packages.
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CSpng", pkgConfig: "spng", providers: [.apt(["libspng-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
+        // No pkg-config for these two: giflib has none, and libavif's adds a -D
+        // flag SwiftPM refuses; both headers are in /usr/include.
+        .systemLibrary(name: "CGif", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CAvif", providers: [.apt(["libavif-dev"])]),
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .target(
             name: "Imago",
             dependencies: [
                 "CTurboJPEG",
                 "CSpng",
+                "CWebP",
+                "CGif",
+                "CAvif",
+                "CHeif",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -59,7 +69,11 @@ let package = Package(
         ),
         // Child process for the crash-consistency tests: stores entries until it is killed.
         .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago", "ImagoTestSupport"]),
-        .testTarget(name: "ImagoTests", dependencies: ["Imago", "ImagoTestSupport", "ImagoCacheTorture"]),
+        .testTarget(
+            name: "ImagoTests",
+            // The codecs' encoders make the test images of formats Imago does not write.
+            dependencies: ["Imago", "ImagoTestSupport", "ImagoCacheTorture", "CGif", "CAvif", "CHeif", "CWebP"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -54,6 +54,9 @@ public struct Image: Sendable, Equatable {
     public let bytesPerRow: Int
     /// The pixel bytes, `bytesPerRow * height` of them.
     public let pixels: [UInt8]
+    /// The rest of the frames, for an animated image (GIF, animated WebP, AVIF
+    /// sequence) of more than one frame; this image is its first frame.
+    public internal(set) var animation: ImageAnimation?
 
     /// Creates an image from pixel bytes, or returns `nil` if the sizes do not add up.
     public init?(width: Int, height: Int, pixelFormat: PixelFormat, bytesPerRow: Int? = nil, pixels: [UInt8]) {
@@ -69,12 +72,20 @@ public struct Image: Sendable, Equatable {
         self.pixels = pixels
     }
 
-    /// The memory the image occupies, in bytes: what a memory cache charges for it.
-    public var cost: Int { pixels.count }
+    /// The width and height.
+    public var size: ImageSize { ImageSize(width: width, height: height) }
+
+    /// The memory the image occupies, in bytes: what a memory cache charges
+    /// for it. An animation adds its encoded data, which its frames are
+    /// decoded from one at a time.
+    public var cost: Int { pixels.count + (animation?.data.count ?? 0) }
 }
 
 extension Image: CustomStringConvertible, CustomDebugStringConvertible {
     /// Size and layout, never the pixels (which would print megabytes).
-    public var description: String { "Image(\(width)x\(height) \(pixelFormat), \(pixels.count) bytes)" }
+    public var description: String {
+        let frames = animation.map { ", \($0.frameCount) frames" } ?? ""
+        return "Image(\(width)x\(height) \(pixelFormat), \(pixels.count) bytes\(frames))"
+    }
     public var debugDescription: String { description }
 }

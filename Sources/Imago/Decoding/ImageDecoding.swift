@@ -21,15 +21,67 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// cheaply) but never a smaller one than needed to cover this size.
     public var targetSize: ImageSize?
 
+    /// How the image is scaled to `targetSize`. Default: ``ContentMode/fill``.
+    public var contentMode: ContentMode
+
     /// The largest number of pixels a header may declare before the decode
     /// is refused without allocating anything.
     public var maximumPixelCount: Int
 
+    /// The largest number of frames an animated image may have before the
+    /// decode is refused.
+    public var maximumFrameCount: Int
+
     /// Creates decoding options.
-    public init(targetSize: ImageSize? = nil, maximumPixelCount: Int = 100_000_000) {
+    public init(
+        targetSize: ImageSize? = nil,
+        contentMode: ContentMode = .fill,
+        maximumPixelCount: Int = 100_000_000,
+        maximumFrameCount: Int = 1_000
+    ) {
         self.targetSize = targetSize
+        self.contentMode = contentMode
         self.maximumPixelCount = maximumPixelCount
+        self.maximumFrameCount = maximumFrameCount
     }
+
+    /// The size an image of `size` is shown at: scaled down, keeping its
+    /// aspect ratio, until it fills (or fits in) `targetSize`; never enlarged.
+    public func outputSize(for size: ImageSize) -> ImageSize {
+        guard let targetSize, targetSize.width > 0, targetSize.height > 0 else { return size }
+        let widthScale = Double(targetSize.width) / Double(size.width)
+        let heightScale = Double(targetSize.height) / Double(size.height)
+        let scale = contentMode == .fill ? max(widthScale, heightScale) : min(widthScale, heightScale)
+        guard scale < 1 else { return size }
+        return ImageSize(
+            width: max(1, Int((Double(size.width) * scale).rounded())),
+            height: max(1, Int((Double(size.height) * scale).rounded()))
+        )
+    }
+
+    /// `image` resampled down to ``outputSize(for:)``, its animation kept.
+    func scaled(_ image: Image) -> Image {
+        let size = outputSize(for: image.size)
+        guard size != image.size, var resized = ImageResizer.resize(image, to: size) else { return image }
+        resized.animation = image.animation
+        return resized
+    }
+
+    /// Refuses a header declaring more than ``maximumPixelCount`` pixels.
+    func checkPixelCount(width: Int, height: Int, format: ImageFormat) throws(ImageDecodingError) {
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard width > 0, height > 0, !overflow, pixels <= maximumPixelCount else {
+            throw ImageDecodingError(code: .tooManyPixels(width: width, height: height, limit: maximumPixelCount), format: format)
+        }
+    }
+}
+
+/// How an image is scaled to a target size, its aspect ratio kept.
+public enum ContentMode: String, Sendable, Hashable {
+    /// Covers the whole target size; the image may overflow it on one side.
+    case fill
+    /// Fits inside the target size; the image may leave a margin on one side.
+    case fit
 }
 
 /// A width and height in pixels.
@@ -56,6 +108,8 @@ public struct ImageDecodingError: Error, Sendable, Equatable, CustomStringConver
         case unsupportedFormat(seen: String)
         /// The header declares more pixels than allowed.
         case tooManyPixels(width: Int, height: Int, limit: Int)
+        /// The animation has more frames than allowed.
+        case tooManyFrames(count: Int, limit: Int)
         /// The data is damaged or truncated; `detail` is the codec's message.
         case corrupt
     }
@@ -80,6 +134,8 @@ public struct ImageDecodingError: Error, Sendable, Equatable, CustomStringConver
             return "unsupported data (\(seen))"
         case .tooManyPixels(let width, let height, let limit):
             return "\(format) declares \(width)x\(height) pixels, over the limit of \(limit)"
+        case .tooManyFrames(let count, let limit):
+            return "\(format) has \(count) frames or more, over the limit of \(limit)"
         case .corrupt:
             return detail.isEmpty ? "corrupt \(format) data" : "corrupt \(format) data: \(detail)"
         }

@@ -37,12 +37,7 @@ public struct JPEGDecoder: ImageDecoding {
         guard tjDecompressHeader3(handle, jpeg, size, &width, &height, &subsampling, &colorspace) == 0 else {
             throw error(handle)
         }
-        let (pixels, overflow) = Int(width).multipliedReportingOverflow(by: Int(height))
-        guard width > 0, height > 0, !overflow, pixels <= options.maximumPixelCount else {
-            throw ImageDecodingError(
-                code: .tooManyPixels(width: Int(width), height: Int(height), limit: options.maximumPixelCount), format: .jpeg
-            )
-        }
+        try options.checkPixelCount(width: Int(width), height: Int(height), format: .jpeg)
         let scaled = Self.scaledSize(width: Int(width), height: Int(height), target: options.targetSize)
         let isGray = colorspace == Int32(TJCS_GRAY.rawValue)
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)

@@ -36,10 +36,7 @@ public struct PNGDecoder: ImageDecoding {
         var header = spng_ihdr()
         try check(spng_get_ihdr(context, &header))
         let width = Int(header.width), height = Int(header.height)
-        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
-        guard !overflow, pixels <= options.maximumPixelCount else {
-            throw ImageDecodingError(code: .tooManyPixels(width: width, height: height, limit: options.maximumPixelCount), format: .png)
-        }
+        try options.checkPixelCount(width: width, height: height, format: .png)
         var transparency = spng_trns()
         let hasTRNS = spng_get_trns(context, &transparency) == 0
         let colorType = UInt32(header.color_type)

@@ -19,7 +19,8 @@ extension ImagePipeline {
         /// The disk tier of encoded data; `nil` (the default) keeps nothing on disk.
         public var dataCache: (any DataCaching)?
         /// Decoders, asked in order; the first that handles the sniffed format decodes.
-        /// Default: JPEG (libjpeg-turbo) and PNG (libspng).
+        /// Default: JPEG (libjpeg-turbo), PNG (libspng), WebP (libwebp), GIF
+        /// (giflib), AVIF (libavif) and HEIC (libheif).
         public var decoders: [any ImageDecoding]
         /// Downloads running at once, across hosts. Default: 16.
         public var maximumConcurrentDownloads: Int
@@ -31,6 +32,8 @@ extension ImagePipeline {
         public var diskThreadCount: Int
         /// The most pixels an image header may declare. Default: 100 megapixels.
         public var maximumPixelCount: Int
+        /// The most frames an animated image may have. Default: 1,000.
+        public var maximumFrameCount: Int
         /// When failed downloads are tried again. Default: ``RetryPolicy/init(maximumAttempts:initialDelay:maximumDelay:maximumRetryAfter:)``
         /// with its defaults (3 attempts, backoff from 250 ms).
         public var retryPolicy: RetryPolicy
@@ -62,6 +65,7 @@ extension ImagePipeline {
             maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount,
             diskThreadCount: Int = 2,
             maximumPixelCount: Int = 100_000_000,
+            maximumFrameCount: Int = 1_000,
             retryPolicy: RetryPolicy = RetryPolicy(),
             diskCachePolicy: DiskCachePolicy = .http,
             maximumHeuristicLifetime: Duration = .seconds(86_400),
@@ -72,12 +76,13 @@ extension ImagePipeline {
             self.dataLoader = dataLoader ?? HTTPDataLoader.shared
             self.imageCache = imageCache
             self.dataCache = dataCache
-            self.decoders = decoders ?? [JPEGDecoder(), PNGDecoder()]
+            self.decoders = decoders ?? [JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), AVIFDecoder(), HEIFDecoder()]
             self.maximumConcurrentDownloads = maximumConcurrentDownloads
             self.maximumConcurrentDownloadsPerHost = maximumConcurrentDownloadsPerHost
             self.maximumConcurrentDecodes = maximumConcurrentDecodes
             self.diskThreadCount = diskThreadCount
             self.maximumPixelCount = maximumPixelCount
+            self.maximumFrameCount = maximumFrameCount
             self.retryPolicy = retryPolicy
             self.diskCachePolicy = diskCachePolicy
             self.maximumHeuristicLifetime = maximumHeuristicLifetime

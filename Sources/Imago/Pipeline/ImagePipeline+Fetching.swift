@@ -144,7 +144,12 @@ extension ImagePipeline {
     }
 
     private func decodingOptions(for request: ImageRequest) -> ImageDecodingOptions {
-        ImageDecodingOptions(targetSize: request.targetSize, maximumPixelCount: configuration.maximumPixelCount)
+        ImageDecodingOptions(
+            targetSize: request.targetSize,
+            contentMode: request.contentMode,
+            maximumPixelCount: configuration.maximumPixelCount,
+            maximumFrameCount: configuration.maximumFrameCount
+        )
     }
 
     /// Stores a decoded image in memory (unless it is stale, so that the
@@ -177,7 +182,8 @@ extension ImagePipeline {
             let seen = format == .unknown ? ImageFormat.describeUnrecognised(data) : "\(format), which no decoder handles"
             throw ImageDecodingError(code: .unsupportedFormat(seen: seen), format: format)
         }
-        return try decoder.decode(data, options: options)
+        // Decoders that cannot scale exactly return a larger image.
+        return options.scaled(try decoder.decode(data, options: options))
     }
 
     /// Downloads the data (the image fetch has already looked on disk; the

@@ -33,6 +33,9 @@ public struct ImageRequest: Sendable {
     /// The size the image will be displayed at, in pixels; decoders scale down
     /// while decoding where the format allows. `nil` decodes at full size.
     public var targetSize: ImageSize?
+    /// How the image is scaled to ``targetSize``: to fill it (the default)
+    /// or to fit inside it. Never enlarged.
+    public var contentMode: ContentMode
 
     /// Creates a request for a URL.
     ///
@@ -47,7 +50,8 @@ public struct ImageRequest: Sendable {
         cachePolicy: CachePolicy = .default,
         networkPolicy: NetworkPolicy = .useCache,
         priority: Priority = .normal,
-        targetSize: ImageSize? = nil
+        targetSize: ImageSize? = nil,
+        contentMode: ContentMode = .fill
     ) {
         self.source = .url(url)
         self.cacheKey = cacheKey ?? url.absoluteString
@@ -56,6 +60,7 @@ public struct ImageRequest: Sendable {
         self.networkPolicy = networkPolicy
         self.priority = priority
         self.targetSize = targetSize
+        self.contentMode = contentMode
     }
 
     /// Creates a request whose bytes come from `load`, cached under `key`.
@@ -65,6 +70,7 @@ public struct ImageRequest: Sendable {
         networkPolicy: NetworkPolicy = .useCache,
         priority: Priority = .normal,
         targetSize: ImageSize? = nil,
+        contentMode: ContentMode = .fill,
         load: @escaping @Sendable () async throws -> Data
     ) {
         self.source = .provider(key: key, load: load)
@@ -74,6 +80,7 @@ public struct ImageRequest: Sendable {
         self.networkPolicy = networkPolicy
         self.priority = priority
         self.targetSize = targetSize
+        self.contentMode = contentMode
     }
 
     /// The URL, for a URL request.
@@ -85,7 +92,7 @@ public struct ImageRequest: Sendable {
     /// The key of the decoded image: the data key plus what changes the pixels.
     var imageKey: String {
         guard let targetSize else { return cacheKey }
-        return cacheKey + "#size=" + targetSize.description
+        return cacheKey + "#size=" + targetSize.description + (contentMode == .fill ? "" : "," + contentMode.rawValue)
     }
 
     /// The key its image fetch is shared under: requests that treat the

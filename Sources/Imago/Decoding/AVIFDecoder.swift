@@ -1,0 +1,99 @@
+import CAvif
+import Foundation
+
+/// Decodes AVIF with libavif (its AV1 decoder is dav1d or libaom, whichever
+/// Debian's build links), still images and image sequences, 8 to 12 bits
+/// per channel reduced to 8.
+///
+/// Output: ``Image/PixelFormat/rgba8`` when the image has alpha,
+/// ``Image/PixelFormat/rgb8`` otherwise. AVIF has no scaled decoding, so
+/// images are decoded whole and resampled. Rotation and mirroring boxes
+/// (irot, imir) are not applied yet.
+public struct AVIFDecoder: ImageDecoding {
+    /// Creates an AVIF decoder.
+    public init() {}
+
+    public func canDecode(_ format: ImageFormat) -> Bool { format == .avif }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        let source = try AVIFFrameSource(data, options: options)
+        let image = source.decoder.pointee.image.pointee
+        let frameCount = Int(source.decoder.pointee.imageCount)
+        var durations: [Double] = []
+        for index in 0..<frameCount {
+            var timing = avifImageTiming()
+            let seconds = avifDecoderNthImageTiming(source.decoder, UInt32(index), &timing) == AVIF_RESULT_OK ? timing.duration : 0
+            durations.append(ImageAnimation.displayDuration(seconds: seconds))
+        }
+        return try ImageAnimation.firstFrame(
+            of: data,
+            format: .avif,
+            loopCount: 0,
+            frameDurations: durations,
+            frameSize: options.outputSize(for: ImageSize(width: Int(image.width), height: Int(image.height))),
+            source: source,
+            makeSource: { () throws(ImageDecodingError) in try AVIFFrameSource(data, options: options) }
+        )
+    }
+}
+
+/// One pass over an AVIF's images (one for a still image).
+final class AVIFFrameSource: AnimationFrameSource {
+    private let bytes: PinnedBytes
+    let decoder: UnsafeMutablePointer<avifDecoder>
+
+    /// Parses the container (no pixels yet) and checks the limits.
+    init(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) {
+        bytes = PinnedBytes(data)
+        guard let decoder = avifDecoderCreate() else {
+            throw ImageDecodingError(code: .corrupt, format: .avif, detail: "libavif could not start")
+        }
+        self.decoder = decoder
+        // libavif's own size and count limits stay at their defaults: ours
+        // are checked after parsing (which allocates no pixels), so that
+        // going over them is reported as such rather than as a parse error.
+        decoder.pointee.maxThreads = 1
+        try check(avifDecoderSetIOMemory(decoder, bytes.baseAddress.assumingMemoryBound(to: UInt8.self), bytes.count))
+        try check(avifDecoderParse(decoder))
+        let image = decoder.pointee.image.pointee
+        try options.checkPixelCount(width: Int(image.width), height: Int(image.height), format: .avif)
+        let frames = Int(decoder.pointee.imageCount)
+        guard frames <= options.maximumFrameCount else {
+            throw ImageDecodingError(code: .tooManyFrames(count: frames, limit: options.maximumFrameCount), format: .avif)
+        }
+    }
+
+    deinit { avifDecoderDestroy(decoder) }
+
+    func nextFrame() throws(ImageDecodingError) -> Image? {
+        let status = avifDecoderNextImage(decoder)
+        if status == AVIF_RESULT_NO_IMAGES_REMAINING { return nil }
+        try check(status)
+        guard let image = decoder.pointee.image else { return nil }
+        var rgb = avifRGBImage()
+        avifRGBImageSetDefaults(&rgb, image)
+        let hasAlpha = image.pointee.alphaPlane != nil
+        let channels = hasAlpha ? 4 : 3
+        let width = Int(image.pointee.width), height = Int(image.pointee.height)
+        rgb.format = hasAlpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
+        rgb.depth = 8
+        rgb.rowBytes = UInt32(width * channels)
+        var converted = AVIF_RESULT_OK
+        let pixels = [UInt8](unsafeUninitializedCapacity: width * height * channels) { output, initialized in
+            rgb.pixels = output.baseAddress
+            converted = avifImageYUVToRGB(image, &rgb)
+            // On failure the buffer is dropped unread.
+            initialized = output.count
+        }
+        try check(converted)
+        guard let decoded = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
+            throw ImageDecodingError(code: .corrupt, format: .avif, detail: "inconsistent sizes")
+        }
+        return decoded
+    }
+
+    private func check(_ result: avifResult) throws(ImageDecodingError) {
+        guard result != AVIF_RESULT_OK else { return }
+        throw ImageDecodingError(code: .corrupt, format: .avif, detail: String(cString: avifResultToString(result)))
+    }
+}

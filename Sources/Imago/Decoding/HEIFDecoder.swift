@@ -1,0 +1,72 @@
+import CHeif
+import Foundation
+
+/// Decodes HEIC (HEVC in HEIF) with libheif and libde265: the primary
+/// image, with the file's rotation, mirroring and cropping applied.
+///
+/// Output: ``Image/PixelFormat/rgba8`` when the image has alpha,
+/// ``Image/PixelFormat/rgb8`` otherwise. HEIF has no scaled decoding, so
+/// images are decoded whole and resampled. Image sequences decode as their
+/// primary (still) image.
+public struct HEIFDecoder: ImageDecoding {
+    /// Creates a HEIF decoder.
+    public init() {}
+
+    public func canDecode(_ format: ImageFormat) -> Bool { format == .heic }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        guard let context = heif_context_alloc() else {
+            throw ImageDecodingError(code: .corrupt, format: .heic, detail: "libheif could not start")
+        }
+        defer { heif_context_free(context) }
+        // Tiles are decoded on the calling thread, which is already a decode thread.
+        heif_context_set_max_decoding_threads(context, 0)
+        let result = data.withUnsafeBytes { bytes -> Result<Image, ImageDecodingError> in
+            Result { () throws(ImageDecodingError) in
+                try Self.check(heif_context_read_from_memory_without_copy(context, bytes.baseAddress, bytes.count, nil))
+                return try Self.decodePrimaryImage(context, options: options)
+            }
+        }
+        return try result.get()
+    }
+
+    private static func decodePrimaryImage(_ context: OpaquePointer, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        var handle: OpaquePointer?
+        try check(heif_context_get_primary_image_handle(context, &handle))
+        guard let handle else { throw ImageDecodingError(code: .corrupt, format: .heic, detail: "no primary image") }
+        defer { heif_image_handle_release(handle) }
+        try options.checkPixelCount(
+            width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)), format: .heic
+        )
+        let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
+        var decoded: OpaquePointer?
+        try check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, nil))
+        guard let decoded else { throw ImageDecodingError(code: .corrupt, format: .heic, detail: "no pixels") }
+        defer { heif_image_release(decoded) }
+        let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
+        var stride: Int32 = 0
+        guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride) else {
+            throw ImageDecodingError(code: .corrupt, format: .heic, detail: "no pixels")
+        }
+        let rowBytes = width * (hasAlpha ? 4 : 3)
+        guard Int(stride) >= rowBytes else { throw ImageDecodingError(code: .corrupt, format: .heic, detail: "inconsistent sizes") }
+        let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { output, initialized in
+            for row in 0..<height {
+                let target = UnsafeMutableBufferPointer(rebasing: output[(row * rowBytes)..<((row + 1) * rowBytes)])
+                _ = target.initialize(from: UnsafeBufferPointer(start: plane + row * Int(stride), count: rowBytes))
+            }
+            initialized = rowBytes * height
+        }
+        guard let image = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
+            throw ImageDecodingError(code: .corrupt, format: .heic, detail: "inconsistent sizes")
+        }
+        return image
+    }
+
+    private static func check(_ error: heif_error) throws(ImageDecodingError) {
+        guard error.code != heif_error_Ok else { return }
+        let message = error.message.map { String(cString: $0) } ?? "libheif error \(error.code.rawValue)"
+        throw ImageDecodingError(code: .corrupt, format: .heic, detail: message)
+    }
+}

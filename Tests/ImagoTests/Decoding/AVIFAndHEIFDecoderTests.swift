@@ -1,0 +1,93 @@
+import Foundation
+import ImagoTestSupport
+import Testing
+
+@testable import Imago
+
+@Suite("AVIF and HEIC: stills, alpha, sequences, limits, damaged input")
+struct AVIFAndHEIFDecoderTests {
+    let options = ImageDecodingOptions()
+
+    @Test("AVIF stills decode close to what was encoded, with and without alpha")
+    func avifStills() throws {
+        for alpha in [false, true] {
+            let data = try FormatFixtures.avif([FormatFixtures.quadrants(alpha: alpha)])
+            #expect(ImageFormat(sniffing: data) == .avif)
+            let image = try AVIFDecoder().decode(data, options: options)
+            #expect(image.size == ImageSize(width: 64, height: 48))
+            #expect(image.pixelFormat == (alpha ? .rgba8 : .rgb8))
+            #expect(FormatFixtures.showsQuadrants(image, alpha: alpha), "alpha: \(alpha)")
+            #expect(image.animation == nil)
+        }
+    }
+
+    @Test("an AVIF sequence decodes frame by frame with its durations")
+    func avifSequence() throws {
+        let colors: [UInt8] = [200, 40, 120]
+        let frames = colors.map { value in Image(width: 32, height: 32, pixelFormat: .rgb8, pixels: [UInt8](repeating: value, count: 32 * 32 * 3))! }
+        let data = try FormatFixtures.avif(frames, durationSeconds: 0.25)
+        let image = try AVIFDecoder().decode(data, options: options)
+        let animation = try #require(image.animation)
+        #expect(animation.frameCount == 3)
+        #expect(animation.frameDurations == [0.25, 0.25, 0.25])
+        let pass = try animation.frames()
+        var index = 0
+        while let frame = try pass.next() {
+            #expect(abs(Int(frame.pixels[0]) - Int(colors[index])) <= 6, "frame \(index)")
+            index += 1
+        }
+        #expect(index == 3)
+        let limited = #expect(throws: ImageDecodingError.self) {
+            try AVIFDecoder().decode(data, options: ImageDecodingOptions(maximumFrameCount: 2))
+        }
+        #expect(limited?.code == .tooManyFrames(count: 3, limit: 2))
+    }
+
+    @Test("HEIC decodes close to what was encoded, scaled to a target size by the pipeline's resampling")
+    func heic() throws {
+        let directory = TemporaryDirectory()
+        let data = try FormatFixtures.heic(FormatFixtures.quadrants(width: 128, height: 96), directory: URL(fileURLWithPath: directory.path))
+        #expect(ImageFormat(sniffing: data) == .heic)
+        let image = try HEIFDecoder().decode(data, options: options)
+        #expect(image.size == ImageSize(width: 128, height: 96))
+        #expect(FormatFixtures.showsQuadrants(image, tolerance: 16))
+        let scaled = try ImagePipeline.decode(
+            data, options: ImageDecodingOptions(targetSize: ImageSize(width: 32, height: 32), contentMode: .fit), decoders: [HEIFDecoder()]
+        )
+        #expect(scaled.size == ImageSize(width: 32, height: 24))
+        #expect(FormatFixtures.showsQuadrants(scaled, tolerance: 16))
+    }
+
+    @Test("both refuse more pixels than allowed, after reading the header only")
+    func pixelLimits() throws {
+        let directory = TemporaryDirectory()
+        let avif = try FormatFixtures.avif([FormatFixtures.quadrants()])
+        let heic = try FormatFixtures.heic(FormatFixtures.quadrants(), directory: URL(fileURLWithPath: directory.path))
+        let small = ImageDecodingOptions(maximumPixelCount: 1_000)
+        let avifError = #expect(throws: ImageDecodingError.self) { try AVIFDecoder().decode(avif, options: small) }
+        #expect(avifError?.code == .tooManyPixels(width: 64, height: 48, limit: 1_000))
+        let heicError = #expect(throws: ImageDecodingError.self) { try HEIFDecoder().decode(heic, options: small) }
+        #expect(heicError?.code == .tooManyPixels(width: 64, height: 48, limit: 1_000))
+    }
+
+    @Test("truncated and bit-flipped AVIF and HEIC give an image or a decoding error, never a crash")
+    func damagedInput() throws {
+        let directory = TemporaryDirectory()
+        let samples: [(Data, any ImageDecoding)] = [
+            (try FormatFixtures.avif([FormatFixtures.quadrants(alpha: true)]), AVIFDecoder()),
+            (try FormatFixtures.heic(FormatFixtures.quadrants(), directory: URL(fileURLWithPath: directory.path)), HEIFDecoder()),
+        ]
+        var generator = SeededGenerator(seed: 5)
+        for (data, decoder) in samples {
+            for length in stride(from: 0, to: data.count, by: max(1, data.count / 30)) {
+                #expect(throws: ImageDecodingError.self, "\(length) bytes") { try decoder.decode(data.prefix(length), options: options) }
+            }
+            for _ in 0..<150 {
+                var damaged = data
+                let index = Int.random(in: 0..<damaged.count, using: &generator)
+                damaged[index] ^= UInt8.random(in: 1...255, using: &generator)
+                _ = try? decoder.decode(damaged, options: options)
+            }
+        }
+    }
+}

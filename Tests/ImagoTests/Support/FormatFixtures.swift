@@ -1,0 +1,244 @@
+import CAvif
+import CGif
+import CHeif
+import CWebP
+import Foundation
+@testable import Imago
+
+/// Test images in the formats Imago decodes but does not write, made with
+/// the codecs' own encoders, so no binary files live in the repository.
+enum FormatFixtures {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Four flat quadrants (red, green, blue, white); with `alpha`, the white
+    /// one is half transparent. Flat areas survive lossy codecs closely.
+    static func quadrants(width: Int = 64, height: Int = 48, alpha: Bool = false) -> Image {
+        let channels = alpha ? 4 : 3
+        var pixels = [UInt8](repeating: 0, count: width * height * channels)
+        for y in 0..<height {
+            for x in 0..<width {
+                let color = quadrantColor(x: x, y: y, width: width, height: height, alpha: alpha)
+                for channel in 0..<channels { pixels[(y * width + x) * channels + channel] = color[channel] }
+            }
+        }
+        return Image(width: width, height: height, pixelFormat: alpha ? .rgba8 : .rgb8, pixels: pixels)!
+    }
+
+    /// The colour ``quadrants(width:height:alpha:)`` draws at a point, RGBA.
+    static func quadrantColor(x: Int, y: Int, width: Int, height: Int, alpha: Bool = false) -> [UInt8] {
+        switch (x < width / 2, y < height / 2) {
+        case (true, true): [255, 0, 0, 255]
+        case (false, true): [0, 255, 0, 255]
+        case (true, false): [0, 0, 255, 255]
+        case (false, false): [255, 255, 255, alpha ? 128 : 255]
+        }
+    }
+
+    /// A pixel of `image` as RGBA (alpha 255 when it has none).
+    static func rgba(_ image: Image, x: Int, y: Int) -> [UInt8] {
+        let channels = image.pixelFormat.bytesPerPixel
+        let base = y * image.bytesPerRow + x * channels
+        let values = Array(image.pixels[base..<(base + channels)])
+        switch image.pixelFormat {
+        case .gray8: return [values[0], values[0], values[0], 255]
+        case .grayAlpha8: return [values[0], values[0], values[0], values[1]]
+        case .rgb8: return values + [255]
+        case .rgba8: return values
+        }
+    }
+
+    /// Whether every channel of the quadrants' centres is within `tolerance`.
+    static func showsQuadrants(_ image: Image, alpha: Bool = false, tolerance: Int = 12) -> Bool {
+        let points = [(1, 1), (3, 1), (1, 3), (3, 3)].map { (image.width * $0.0 / 4, image.height * $0.1 / 4) }
+        return points.allSatisfy { x, y in
+            let expected = quadrantColor(x: x, y: y, width: image.width, height: image.height, alpha: alpha)
+            return zip(rgba(image, x: x, y: y), expected).allSatisfy { abs(Int($0) - Int($1)) <= tolerance }
+        }
+    }
+
+    // MARK: - WebP
+
+    static func webp(_ image: Image, lossless: Bool = false, quality: Float = 90) throws -> Data {
+        var output: UnsafeMutablePointer<UInt8>?
+        let size = image.pixels.withUnsafeBufferPointer { pixels -> Int in
+            let (w, h, stride) = (Int32(image.width), Int32(image.height), Int32(image.bytesPerRow))
+            switch (image.pixelFormat, lossless) {
+            case (.rgba8, true): return WebPEncodeLosslessRGBA(pixels.baseAddress, w, h, stride, &output)
+            case (.rgba8, false): return WebPEncodeRGBA(pixels.baseAddress, w, h, stride, quality, &output)
+            case (_, true): return WebPEncodeLosslessRGB(pixels.baseAddress, w, h, stride, &output)
+            case (_, false): return WebPEncodeRGB(pixels.baseAddress, w, h, stride, quality, &output)
+            }
+        }
+        defer { WebPFree(output) }
+        guard size > 0, let output else { throw Failure(description: "WebP encoding failed") }
+        return Data(bytes: output, count: size)
+    }
+
+    /// A lossless animated WebP of RGBA `frames`, each shown `durationMS`.
+    static func animatedWebP(_ frames: [Image], durationMS: Int, loopCount: Int) throws -> Data {
+        var options = WebPAnimEncoderOptions()
+        guard WebPAnimEncoderOptionsInit(&options) != 0 else { throw Failure(description: "libwebpmux version") }
+        options.anim_params.loop_count = Int32(loopCount)
+        guard let first = frames.first, let encoder = WebPAnimEncoderNew(Int32(first.width), Int32(first.height), &options) else {
+            throw Failure(description: "WebPAnimEncoderNew failed")
+        }
+        defer { WebPAnimEncoderDelete(encoder) }
+        var config = WebPConfig()
+        guard WebPConfigInit(&config) != 0 else { throw Failure(description: "WebPConfigInit failed") }
+        config.lossless = 1
+        for (index, frame) in frames.enumerated() {
+            var picture = WebPPicture()
+            guard WebPPictureInit(&picture) != 0 else { throw Failure(description: "WebPPictureInit failed") }
+            picture.width = Int32(frame.width)
+            picture.height = Int32(frame.height)
+            picture.use_argb = 1
+            defer { WebPPictureFree(&picture) }
+            let imported = frame.pixels.withUnsafeBufferPointer { WebPPictureImportRGBA(&picture, $0.baseAddress, Int32(frame.bytesPerRow)) }
+            guard imported != 0, WebPAnimEncoderAdd(encoder, &picture, Int32(index * durationMS), &config) != 0 else {
+                throw Failure(description: "adding frame \(index) failed")
+            }
+        }
+        guard WebPAnimEncoderAdd(encoder, nil, Int32(frames.count * durationMS), nil) != 0 else {
+            throw Failure(description: "closing the animation failed")
+        }
+        var assembled = WebPData()
+        guard WebPAnimEncoderAssemble(encoder, &assembled) != 0, let bytes = assembled.bytes else {
+            throw Failure(description: "WebPAnimEncoderAssemble failed")
+        }
+        defer { WebPFree(UnsafeMutableRawPointer(mutating: bytes)) }
+        return Data(bytes: bytes, count: assembled.size)
+    }
+
+    // MARK: - GIF
+
+    /// One GIF frame: palette indices for a rectangle of the screen.
+    struct GIFFrame {
+        var left = 0
+        var top = 0
+        var width: Int
+        var height: Int
+        var indices: [UInt8]
+        var delayCentiseconds = 10
+        var disposal = Int32(DISPOSE_DO_NOT)
+        var transparentIndex: Int32 = -1
+        var interlaced = false
+    }
+
+    /// A GIF89a with a global `palette` (RGB triples, a power of two of them).
+    static func gif(width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], frames: [GIFFrame], loopCount: Int? = nil) throws -> Data {
+        final class Output { var data = Data() }
+        let output = Output()
+        var status: Int32 = 0
+        let write: OutputFunc = { file, bytes, count in
+            guard let file, let bytes, let user = file.pointee.UserData else { return 0 }
+            Unmanaged<Output>.fromOpaque(user).takeUnretainedValue().data.append(bytes, count: Int(count))
+            return count
+        }
+        guard let file = withExtendedLifetime(output, { EGifOpen(Unmanaged.passUnretained(output).toOpaque(), write, &status) }) else {
+            throw Failure(description: "EGifOpen failed: \(status)")
+        }
+        func check(_ result: Int32, _ step: String) throws {
+            guard result == GIF_OK else { throw Failure(description: "\(step) failed: \(file.pointee.Error)") }
+        }
+        EGifSetGifVersion(file, true)
+        let colors = palette.map { GifColorType(Red: $0.0, Green: $0.1, Blue: $0.2) }
+        let map = GifMakeMapObject(Int32(colors.count), colors)
+        defer { GifFreeMapObject(map) }
+        try check(EGifPutScreenDesc(file, Int32(width), Int32(height), 8, 0, map), "screen")
+        if let loopCount {
+            try check(EGifPutExtensionLeader(file, APPLICATION_EXT_FUNC_CODE), "loop leader")
+            try check(EGifPutExtensionBlock(file, 11, Array("NETSCAPE2.0".utf8)), "loop name")
+            try check(EGifPutExtensionBlock(file, 3, [1, UInt8(loopCount & 0xFF), UInt8(loopCount >> 8)]), "loop count")
+            try check(EGifPutExtensionTrailer(file), "loop trailer")
+        }
+        for frame in frames {
+            var control = GraphicsControlBlock(
+                DisposalMode: frame.disposal, UserInputFlag: false, DelayTime: Int32(frame.delayCentiseconds),
+                TransparentColor: frame.transparentIndex
+            )
+            var extensionBytes = [UInt8](repeating: 0, count: 4)
+            let length = EGifGCBToExtension(&control, &extensionBytes)
+            try check(EGifPutExtension(file, GRAPHICS_EXT_FUNC_CODE, Int32(length), extensionBytes), "control")
+            try check(EGifPutImageDesc(file, Int32(frame.left), Int32(frame.top), Int32(frame.width), Int32(frame.height), frame.interlaced, nil), "descriptor")
+            for row in GIFReader.rowOrder(height: frame.height, interlaced: frame.interlaced) {
+                var line = Array(frame.indices[(row * frame.width)..<((row + 1) * frame.width)])
+                try check(EGifPutLine(file, &line, Int32(frame.width)), "line")
+            }
+        }
+        try check(EGifCloseFile(file, &status), "close")
+        return output.data
+    }
+
+    // MARK: - AVIF
+
+    /// An AVIF (still, or a sequence of `images` shown `durationSeconds` each).
+    static func avif(_ images: [Image], durationSeconds: Double = 0.1) throws -> Data {
+        guard let encoder = avifEncoderCreate() else { throw Failure(description: "avifEncoderCreate failed") }
+        defer { avifEncoderDestroy(encoder) }
+        encoder.pointee.speed = 10
+        encoder.pointee.maxThreads = 1
+        encoder.pointee.minQuantizer = 4
+        encoder.pointee.maxQuantizer = 8
+        encoder.pointee.timescale = 1000
+        let flags = images.count == 1 ? avifAddImageFlags(AVIF_ADD_IMAGE_FLAG_SINGLE.rawValue) : avifAddImageFlags(AVIF_ADD_IMAGE_FLAG_NONE.rawValue)
+        for image in images {
+            guard let avifImage = avifImageCreate(UInt32(image.width), UInt32(image.height), 8, AVIF_PIXEL_FORMAT_YUV444) else {
+                throw Failure(description: "avifImageCreate failed")
+            }
+            defer { avifImageDestroy(avifImage) }
+            var rgb = avifRGBImage()
+            avifRGBImageSetDefaults(&rgb, avifImage)
+            rgb.format = image.pixelFormat == .rgba8 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
+            rgb.depth = 8
+            rgb.rowBytes = UInt32(image.bytesPerRow)
+            var pixels = image.pixels
+            let converted = pixels.withUnsafeMutableBufferPointer { buffer in
+                rgb.pixels = buffer.baseAddress
+                return avifImageRGBToYUV(avifImage, &rgb)
+            }
+            guard converted == AVIF_RESULT_OK else { throw Failure(description: "avifImageRGBToYUV failed") }
+            let added = avifEncoderAddImage(encoder, avifImage, UInt64(durationSeconds * 1000), flags)
+            guard added == AVIF_RESULT_OK else { throw Failure(description: String(cString: avifResultToString(added))) }
+        }
+        var output = avifRWData()
+        defer { avifRWDataFree(&output) }
+        let finished = avifEncoderFinish(encoder, &output)
+        guard finished == AVIF_RESULT_OK, let bytes = output.data else {
+            throw Failure(description: String(cString: avifResultToString(finished)))
+        }
+        return Data(bytes: bytes, count: output.size)
+    }
+
+    // MARK: - HEIC
+
+    /// An HEIC of an RGB `image`, through libheif's x265 encoder.
+    static func heic(_ image: Image, directory: URL) throws -> Data {
+        guard let context = heif_context_alloc() else { throw Failure(description: "heif_context_alloc failed") }
+        defer { heif_context_free(context) }
+        func check(_ error: heif_error) throws {
+            guard error.code != heif_error_Ok else { return }
+            throw Failure(description: error.message.map { String(cString: $0) } ?? "libheif error")
+        }
+        var encoder: OpaquePointer?
+        try check(heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder))
+        defer { heif_encoder_release(encoder) }
+        try check(heif_encoder_set_lossy_quality(encoder, 95))
+        var picture: OpaquePointer?
+        try check(heif_image_create(Int32(image.width), Int32(image.height), heif_colorspace_RGB, heif_chroma_interleaved_RGB, &picture))
+        defer { heif_image_release(picture) }
+        try check(heif_image_add_plane(picture, heif_channel_interleaved, Int32(image.width), Int32(image.height), 8))
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane(picture, heif_channel_interleaved, &stride) else { throw Failure(description: "no plane") }
+        for row in 0..<image.height {
+            for column in 0..<(image.width * 3) {
+                plane[row * Int(stride) + column] = image.pixels[row * image.bytesPerRow + column]
+            }
+        }
+        try check(heif_context_encode_image(context, picture, encoder, nil, nil))
+        let file = directory.appendingPathComponent("fixture-\(UUID().uuidString).heic")
+        try check(heif_context_write_to_file(context, file.path))
+        return try Data(contentsOf: file)
+    }
+}
