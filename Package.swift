@@ -6,6 +6,9 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Imago", targets: ["Imago"]),
+        // The image type, codecs and resampling alone, without the pipeline's
+        // network and cache stack (Imago re-exports it).
+        .library(name: "ImagoCodecs", targets: ["ImagoCodecs"]),
         // Seeded traces and an in-process server, shared by the tests and the benchmarks.
         .library(name: "ImagoTestSupport", targets: ["ImagoTestSupport"]),
         .executable(name: "imago", targets: ["ImagoCLI"]),
@@ -31,15 +34,11 @@ let package = Package(
         .systemLibrary(name: "CGif", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CAvif", providers: [.apt(["libavif-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .target(name: "ImagoCodecs", dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif"]),
         .target(
             name: "Imago",
             dependencies: [
-                "CTurboJPEG",
-                "CSpng",
-                "CWebP",
-                "CGif",
-                "CAvif",
-                "CHeif",
+                "ImagoCodecs",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -72,7 +71,7 @@ let package = Package(
         .testTarget(
             name: "ImagoTests",
             // The codecs' encoders make the test images of formats Imago does not write.
-            dependencies: ["Imago", "ImagoTestSupport", "ImagoCacheTorture", "CGif", "CAvif", "CHeif", "CWebP"]
+            dependencies: ["Imago", "ImagoCodecs", "ImagoTestSupport", "ImagoCacheTorture", "CGif", "CAvif", "CHeif", "CWebP"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -3,6 +3,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCodecs
 
 @Suite("AVIF and HEIC: stills, alpha, sequences, limits, damaged input")
 struct AVIFAndHEIFDecoderTests {

@@ -4,6 +4,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCodecs
 
 @Suite("JPEG and PNG codecs: round trips, scaled decoding, limits, damaged input")
 struct CodecTests {

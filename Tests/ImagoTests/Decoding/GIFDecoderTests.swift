@@ -3,6 +3,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCodecs
 
 @Suite("GIF: palettes, transparency, interlacing, animation and disposal, limits, damaged input")
 struct GIFDecoderTests {

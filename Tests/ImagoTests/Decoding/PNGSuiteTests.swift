@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Imago
+@testable import ImagoCodecs
 
 /// PngSuite (../shared/corpus/pngsuite): every valid file must decode to its
 /// reference pixels, every `x*` file must be rejected with an error. The

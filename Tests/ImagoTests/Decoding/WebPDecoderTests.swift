@@ -3,6 +3,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCodecs
 
 @Suite("WebP: lossy, lossless, alpha, scaled decoding, animation, damaged input")
 struct WebPDecoderTests {

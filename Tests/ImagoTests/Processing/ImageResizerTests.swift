@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Imago
+@testable import ImagoCodecs
 
 @Suite("ImageResizer: area averaging without aliasing")
 struct ImageResizerTests {

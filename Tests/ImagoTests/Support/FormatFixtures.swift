@@ -4,6 +4,7 @@ import CHeif
 import CWebP
 import Foundation
 @testable import Imago
+@testable import ImagoCodecs
 
 /// Test images in the formats Imago decodes but does not write, made with
 /// the codecs' own encoders, so no binary files live in the repository.

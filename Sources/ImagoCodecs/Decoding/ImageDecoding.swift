@@ -59,8 +59,9 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         )
     }
 
-    /// `image` resampled down to ``outputSize(for:)``, its animation kept.
-    func scaled(_ image: Image) -> Image {
+    /// `image` resampled down to ``outputSize(for:)``, its animation kept:
+    /// the last step of a decode, for decoders that cannot scale exactly.
+    public func scaled(_ image: Image) -> Image {
         let size = outputSize(for: image.size)
         guard size != image.size, var resized = ImageResizer.resize(image, to: size) else { return image }
         resized.animation = image.animation
