@@ -9,7 +9,8 @@ import Foundation
 /// are converted to RGB (Adobe's inverted CMYK, as virtually all CMYK JPEGs
 /// are written), everything else decodes to ``Image/PixelFormat/rgb8``.
 /// libjpeg warnings (a truncated scan, extraneous bytes) do not fail the
-/// decode, as in browsers; the damaged part shows as gray.
+/// decode, as in browsers; the damaged part shows as gray. The EXIF
+/// orientation is applied, so the image comes out upright.
 public struct JPEGDecoder: ImageDecoding {
     /// Creates a JPEG decoder.
     public init() {}
@@ -21,24 +22,29 @@ public struct JPEGDecoder: ImageDecoding {
             throw ImageDecodingError(code: .corrupt, format: .jpeg, detail: "TurboJPEG could not start")
         }
         defer { tjDestroy(handle) }
+        let orientation = ImageOrientation(jpeg: data)
         let result = data.withUnsafeBytes { bytes -> Result<Image, ImageDecodingError> in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count > 0 else {
                 return .failure(ImageDecodingError(code: .corrupt, format: .jpeg, detail: "empty data"))
             }
             return Result { () throws(ImageDecodingError) in
-                try decode(handle, base, UInt(bytes.count), options: options)
+                try decode(handle, base, UInt(bytes.count), orientation: orientation, options: options)
             }
         }
-        return try result.get()
+        return orientation.apply(to: try result.get())
     }
 
-    private func decode(_ handle: tjhandle, _ jpeg: UnsafePointer<UInt8>, _ size: UInt, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+    private func decode(
+        _ handle: tjhandle, _ jpeg: UnsafePointer<UInt8>, _ size: UInt, orientation: ImageOrientation, options: ImageDecodingOptions
+    ) throws(ImageDecodingError) -> Image {
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
         guard tjDecompressHeader3(handle, jpeg, size, &width, &height, &subsampling, &colorspace) == 0 else {
             throw error(handle)
         }
         try options.checkPixelCount(width: Int(width), height: Int(height), format: .jpeg)
-        let scaled = Self.scaledSize(width: Int(width), height: Int(height), target: options.targetSize)
+        // The target is for the upright image: turn it back to the stored axes.
+        let target = orientation.swapsDimensions ? options.targetSize.map { ImageSize(width: $0.height, height: $0.width) } : options.targetSize
+        let scaled = Self.scaledSize(width: Int(width), height: Int(height), target: target)
         let isGray = colorspace == Int32(TJCS_GRAY.rawValue)
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
         let format: Int32 = isGray ? TJPF_GRAY.rawValue : isCMYK ? TJPF_CMYK.rawValue : TJPF_RGB.rawValue
