@@ -15,6 +15,8 @@ extension ImagePipeline {
         case dataProviderFailed(key: String, underlying: any Swift.Error)
         /// The data is not an image Imago can decode, or it is damaged.
         case decodingFailed(key: String, underlying: ImageDecodingError)
+        /// A processor of the request returned no image.
+        case processingFailed(key: String, processor: String)
         /// The request asked for cached data only and none is stored.
         case notCached(key: String)
         /// The request was cancelled before it finished.
@@ -35,6 +37,8 @@ extension ImagePipeline {
                 "data provider for \(key) failed: \(underlying)"
             case .decodingFailed(let key, let underlying):
                 "decoding \(key) failed: \(underlying)"
+            case .processingFailed(let key, let processor):
+                "processing \(key) with \(processor) failed"
             case .notCached(let key):
                 "no cached image for \(key), and the request allows no network (cacheOnly)"
             case .cancelled(let key):
@@ -48,6 +52,7 @@ extension ImagePipeline {
             case .invalidRequest: "request"
             case .httpStatus, .network, .dataTooLarge, .dataProviderFailed: "loading"
             case .decodingFailed: "decoding"
+            case .processingFailed: "processing"
             case .notCached: "cache"
             case .cancelled: "cancelled"
             }

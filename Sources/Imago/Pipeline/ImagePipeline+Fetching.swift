@@ -69,11 +69,11 @@ extension ImagePipeline {
         defer { decodeLimiter.release(ticket) }
         let options = decodingOptions(for: request)
         let dataCache = request.cachePolicy.write.contains(.disk) ? configuration.dataCache : nil
+        let processors = request.processors
         let decoded = await decodeThreads.run { [configuration, logger] in
-            let decoded = Result { () throws(ImageDecodingError) in
-                try Self.decode(fetched.data, options: options, decoders: configuration.decoders)
-            }
-            if case .success = decoded, let dataCache, let metadata = fetched.metadata, fetched.storeClaim.take() {
+            let decoded = Self.render(fetched.data, options: options, decoders: configuration.decoders, processors: processors)
+            // Data that decodes is kept even if a processor failed on it.
+            if !decoded.isDecodingFailure, let dataCache, let metadata = fetched.metadata, fetched.storeClaim.take() {
                 Self.store(fetched.data, metadata: metadata, forKey: request.cacheKey, in: dataCache, logger: logger)
             }
             return decoded
@@ -103,6 +103,7 @@ extension ImagePipeline {
         guard let ticket = await decodeSlot(context) else { return .hit(.failure(.cancelled(key: key))) }
         defer { decodeLimiter.release(ticket) }
         let options = decodingOptions(for: request)
+        let processors = request.processors
         let rules = cacheRules
         let outcome = await decodeThreads.run { [configuration] () -> DiskTrip in
             let readStart = ContinuousClock.now
@@ -112,9 +113,7 @@ extension ImagePipeline {
             case .revalidate(let entry): return .stale(entry)
             case .serve(let freshness):
                 let decodeStart = ContinuousClock.now
-                let decoded = Result { () throws(ImageDecodingError) in
-                    try Self.decode(cached.data, options: options, decoders: configuration.decoders)
-                }
+                let decoded = Self.render(cached.data, options: options, decoders: configuration.decoders, processors: processors)
                 let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
                 return .decoded(decoded, freshness, cached.data.count, timings)
             }
@@ -133,7 +132,7 @@ extension ImagePipeline {
     private enum DiskTrip: Sendable {
         case miss
         case stale(StoredEntry)
-        case decoded(Result<Image, ImageDecodingError>, ImageResponse.Freshness, Int, ImageResponse.Timings)
+        case decoded(Result<Image, RenderFailure>, ImageResponse.Freshness, Int, ImageResponse.Timings)
     }
 
     /// Waits for a decoding slot at the work's priority; `nil` if cancelled while queued.
@@ -157,23 +156,54 @@ extension ImagePipeline {
     /// not decode is not kept on disk, as it would fail again.
     private func finish(
         _ request: ImageRequest,
-        _ decoded: Result<Image, ImageDecodingError>,
+        _ decoded: Result<Image, RenderFailure>,
         source: ImageResponse.Source,
         freshness: ImageResponse.Freshness,
         dataCount: Int,
         timings: ImageResponse.Timings
     ) async -> Result<FetchedImage, Error> {
+        let name = request.url?.absoluteString ?? request.cacheKey
         switch decoded {
-        case .failure(let error):
+        case .failure(.decoding(let error)):
             logger.debug("decoding failed", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
             if source == .disk { await removeStoredData(forKey: request.cacheKey) }
-            return .failure(.decodingFailed(key: request.url?.absoluteString ?? request.cacheKey, underlying: error))
+            return .failure(.decodingFailed(key: name, underlying: error))
+        case .failure(.processing(let processor)):
+            // The data is fine (another request may process it differently): it stays stored.
+            logger.debug("processing failed", metadata: ["key": "\(request.cacheKey)", "processor": "\(processor)"])
+            return .failure(.processingFailed(key: name, processor: processor))
         case .success(let image):
             if request.cachePolicy.write.contains(.memory), !freshness.isStale {
                 configuration.imageCache?.store(image, forKey: request.imageKey)
             }
             return .success(FetchedImage(image: image, source: source, freshness: freshness, dataCount: dataCount, timings: timings))
         }
+    }
+
+    /// Why decoding and processing produced no image.
+    enum RenderFailure: Swift.Error {
+        case decoding(ImageDecodingError)
+        /// The identifier of the processor that returned no image.
+        case processing(String)
+    }
+
+
+    /// Decodes `data` and runs `processors` over the result, in order.
+    /// Errors are typed by stage: data that does not decode is never kept.
+    static func render(
+        _ data: Data, options: ImageDecodingOptions, decoders: [any ImageDecoding], processors: [any ImageProcessing]
+    ) -> Result<Image, RenderFailure> {
+        var image: Image
+        do {
+            image = try decode(data, options: options, decoders: decoders)
+        } catch {
+            return .failure(.decoding(error))
+        }
+        for processor in processors {
+            guard let processed = processor.process(image) else { return .failure(.processing(processor.identifier)) }
+            image = processed
+        }
+        return .success(image)
     }
 
     static func decode(_ data: Data, options: ImageDecodingOptions, decoders: [any ImageDecoding]) throws(ImageDecodingError) -> Image {
@@ -254,5 +284,13 @@ extension ImagePipeline {
                 logger.warning("removing data from the disk cache failed", metadata: ["key": "\(key)", "error": "\(error)"])
             }
         }
+    }
+}
+
+extension Result where Failure == ImagePipeline.RenderFailure {
+    /// Whether the data failed to decode (as opposed to a processor failing).
+    var isDecodingFailure: Bool {
+        if case .failure(.decoding) = self { return true }
+        return false
     }
 }

@@ -36,6 +36,9 @@ public struct ImageRequest: Sendable {
     /// How the image is scaled to ``targetSize``: to fill it (the default)
     /// or to fit inside it. Never enlarged.
     public var contentMode: ContentMode
+    /// What is done to the decoded image, in order (resize, crop, round,
+    /// blur, ...). Their identifiers are part of the image's cache key.
+    public var processors: [any ImageProcessing]
 
     /// Creates a request for a URL.
     ///
@@ -51,7 +54,8 @@ public struct ImageRequest: Sendable {
         networkPolicy: NetworkPolicy = .useCache,
         priority: Priority = .normal,
         targetSize: ImageSize? = nil,
-        contentMode: ContentMode = .fill
+        contentMode: ContentMode = .fill,
+        processors: [any ImageProcessing] = []
     ) {
         self.source = .url(url)
         self.cacheKey = cacheKey ?? url.absoluteString
@@ -61,6 +65,7 @@ public struct ImageRequest: Sendable {
         self.priority = priority
         self.targetSize = targetSize
         self.contentMode = contentMode
+        self.processors = processors
     }
 
     /// Creates a request whose bytes come from `load`, cached under `key`.
@@ -71,6 +76,7 @@ public struct ImageRequest: Sendable {
         priority: Priority = .normal,
         targetSize: ImageSize? = nil,
         contentMode: ContentMode = .fill,
+        processors: [any ImageProcessing] = [],
         load: @escaping @Sendable () async throws -> Data
     ) {
         self.source = .provider(key: key, load: load)
@@ -81,6 +87,7 @@ public struct ImageRequest: Sendable {
         self.priority = priority
         self.targetSize = targetSize
         self.contentMode = contentMode
+        self.processors = processors
     }
 
     /// The URL, for a URL request.
@@ -91,8 +98,10 @@ public struct ImageRequest: Sendable {
 
     /// The key of the decoded image: the data key plus what changes the pixels.
     var imageKey: String {
-        guard let targetSize else { return cacheKey }
-        return cacheKey + "#size=" + targetSize.description + (contentMode == .fill ? "" : "," + contentMode.rawValue)
+        var key = cacheKey
+        if let targetSize { key += "#size=" + targetSize.description + (contentMode == .fill ? "" : "," + contentMode.rawValue) }
+        if !processors.isEmpty { key += "#" + processors.map(\.identifier).joined(separator: "|") }
+        return key
     }
 
     /// The key its image fetch is shared under: requests that treat the

@@ -11,10 +11,21 @@ public enum ImageResizer {
     public static func resize(_ image: Image, to size: ImageSize) -> Image? {
         guard size.width > 0, size.height > 0 else { return nil }
         if size.width == image.width && size.height == image.height { return image }
+        return resample(
+            image,
+            columns: Footprint.weights(from: image.width, to: size.width),
+            rows: Footprint.weights(from: image.height, to: size.height)
+        )
+    }
+
+    /// Each output pixel is the weighted sum of the source pixels in its
+    /// column and row footprints (a separable filter: resampling, or a
+    /// convolution when there are as many footprints as pixels).
+    static func resample(_ image: Image, columns: [Footprint], rows: [Footprint]) -> Image? {
+        let size = ImageSize(width: columns.count, height: rows.count)
+        guard size.width > 0, size.height > 0 else { return nil }
         let channels = image.pixelFormat.bytesPerPixel
         let alpha = image.pixelFormat.hasAlpha ? channels - 1 : nil
-        let columns = Footprint.weights(from: image.width, to: size.width)
-        let rows = Footprint.weights(from: image.height, to: size.height)
         let rowFloats = size.width * channels
 
         // Horizontal pass: every source row to the target width, premultiplied.
@@ -76,6 +87,18 @@ public enum ImageResizer {
 struct Footprint {
     var first: Int
     var weights: [Float]
+
+    /// For each of `count` pixels, `kernel` (odd length, centred on the
+    /// pixel) clipped to the image and renormalised to sum to 1.
+    static func convolution(count: Int, kernel: [Float]) -> [Footprint] {
+        let reach = kernel.count / 2
+        return (0..<count).map { index in
+            let first = max(0, index - reach), last = min(count - 1, index + reach)
+            let weights = Array(kernel[(first - index + reach)...(last - index + reach)])
+            let total = weights.reduce(0, +)
+            return Footprint(first: first, weights: weights.map { $0 / total })
+        }
+    }
 
     /// For each of `target` pixels, the weights of the `source` pixels under
     /// it; each footprint's weights sum to 1.

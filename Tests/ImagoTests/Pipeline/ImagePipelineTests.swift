@@ -194,3 +194,46 @@ struct ImagePipelineTests {
         #expect(pipeline.statistics.networkLoads == 5)
     }
 }
+
+@Suite("ImagePipeline: processors in the cache key, shared work, failures")
+struct ImagePipelineProcessingTests {
+    let loader = MockDataLoader()
+    let url = URL(string: "https://images.example/photo5")!
+
+    @Test("different processors share the download but are cached apart; identical ones share the processing")
+    func keysAndCoalescing() async throws {
+        let pipeline = ImagePipeline.mock(loader: loader)
+        let plus1 = MockImageProcessor(amount: 1), plus2 = MockImageProcessor(amount: 2)
+        loader.pause()
+        async let a = pipeline.image(for: ImageRequest(url: url, processors: [plus1]))
+        async let b = pipeline.image(for: ImageRequest(url: url, processors: [plus1]))
+        async let c = pipeline.image(for: ImageRequest(url: url, processors: [plus2]))
+        async let plain = pipeline.image(for: ImageRequest(url: url))
+        await loader.waitForStarts(1)
+        loader.resume()
+        let (first, second, third, original) = try await (a, b, c, plain)
+        #expect(loader.callCount(url) == 1)
+        #expect(plus1.callCount == 1, "the two identical requests waited on one piece of work")
+        #expect(plus2.callCount == 1)
+        #expect(first.image.pixels == original.image.pixels.map { $0 &+ 1 })
+        #expect(second.image == first.image)
+        #expect(third.image.pixels == original.image.pixels.map { $0 &+ 2 })
+        #expect(try await pipeline.image(for: ImageRequest(url: url, processors: [plus2])).source == .memory)
+        #expect(pipeline.cachedImage(for: ImageRequest(url: url, processors: [plus1]))?.pixels == first.image.pixels)
+    }
+
+    @Test("a failing processor is an error naming the URL and the processor; the data stays on disk")
+    func failure() async throws {
+        let folder = TemporaryDirectory()
+        let disk = try DiskCache(path: folder.path)
+        let pipeline = ImagePipeline.mock(loader: loader, dataCache: disk)
+        let failing = MockImageProcessor(fails: true)
+        let error = await #expect(throws: ImagePipeline.Error.self) {
+            try await pipeline.image(for: ImageRequest(url: url, processors: [failing]))
+        }
+        #expect(error?.description == "processing \(url.absoluteString) with mock(1,fails) failed")
+        #expect(error?.stage == "processing")
+        #expect(disk.containsData(forKey: url.absoluteString))
+        #expect(try await pipeline.image(for: ImageRequest(url: url)).source == .disk)
+    }
+}
