@@ -40,6 +40,12 @@ extension ImagePipeline {
         /// How the disk tier decides whether a stored response may be used.
         /// Default: ``DiskCachePolicy/http``.
         public var diskCachePolicy: DiskCachePolicy
+        /// What the disk tier keeps: the downloaded data, the processed
+        /// images (resized to a target size or run through processors),
+        /// or both. Default: ``DiskStorage/originalData``.
+        public var diskStorage: DiskStorage
+        /// How processed images are encoded for the disk tier. Default: lossy WebP at quality 80.
+        public var processedImageEncoder: any ImageEncoding
         /// The longest heuristic freshness (10% of the time since
         /// Last-Modified) given to a response without explicit expiry. Default: one day.
         public var maximumHeuristicLifetime: Duration
@@ -68,6 +74,8 @@ extension ImagePipeline {
             maximumFrameCount: Int = 1_000,
             retryPolicy: RetryPolicy = RetryPolicy(),
             diskCachePolicy: DiskCachePolicy = .http,
+            diskStorage: DiskStorage = .originalData,
+            processedImageEncoder: any ImageEncoding = WebPEncoder(),
             maximumHeuristicLifetime: Duration = .seconds(86_400),
             servesStaleWhenOffline: Bool = true,
             currentDate: @escaping @Sendable () -> Date = { Date() },
@@ -85,6 +93,8 @@ extension ImagePipeline {
             self.maximumFrameCount = maximumFrameCount
             self.retryPolicy = retryPolicy
             self.diskCachePolicy = diskCachePolicy
+            self.diskStorage = diskStorage
+            self.processedImageEncoder = processedImageEncoder
             self.maximumHeuristicLifetime = maximumHeuristicLifetime
             self.servesStaleWhenOffline = servesStaleWhenOffline
             self.currentDate = currentDate
@@ -107,5 +117,26 @@ extension ImagePipeline {
         case http
         /// Keep every response until the disk cache's age limit, whatever its headers say.
         case ignoreHTTPHeaders
+    }
+
+    /// What the disk tier keeps for a request whose image is processed.
+    ///
+    /// Processed images cost a re-encode but make a thumbnail grid start from
+    /// small files; the original data lets other sizes be made without a
+    /// download. A request without a target size or processors always
+    /// stores its data. Processed entries carry the original's HTTP
+    /// metadata: they are used only while it is fresh, then made again
+    /// from the original (after revalidating it). Animated images are never
+    /// stored processed.
+    public struct DiskStorage: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// The bytes as downloaded.
+        public static let originalData = DiskStorage(rawValue: 1 << 0)
+        /// The processed image, encoded with ``Configuration/processedImageEncoder``.
+        public static let processedImages = DiskStorage(rawValue: 1 << 1)
+        /// Both.
+        public static let all: DiskStorage = [.originalData, .processedImages]
     }
 }

@@ -70,12 +70,16 @@ extension ImagePipeline {
         let options = decodingOptions(for: request)
         let dataCache = request.cachePolicy.write.contains(.disk) ? configuration.dataCache : nil
         let processors = request.processors
+        let storesOriginal = configuration.diskStorage.contains(.originalData) || request.imageKey == request.cacheKey
+        let processedStore = processedStore(for: request)
         let decoded = await decodeThreads.run { [configuration, logger] in
             let decoded = Self.render(fetched.data, options: options, decoders: configuration.decoders, processors: processors)
+            guard let metadata = fetched.metadata, !fetched.freshness.isStale else { return decoded }
             // Data that decodes is kept even if a processor failed on it.
-            if !decoded.isDecodingFailure, let dataCache, let metadata = fetched.metadata, fetched.storeClaim.take() {
+            if !decoded.isDecodingFailure, storesOriginal, let dataCache, fetched.storeClaim.take() {
                 Self.store(fetched.data, metadata: metadata, forKey: request.cacheKey, in: dataCache, logger: logger)
             }
+            processedStore?.store(decoded, metadata: metadata, logger: logger)
             return decoded
         }
         let timings = ImageResponse.Timings(download: fetched.download, decode: ContinuousClock.now - decodeStart)
@@ -98,15 +102,27 @@ extension ImagePipeline {
     /// decode threads. The index answers a miss without leaving this thread.
     private func lookUpOnDisk(_ request: ImageRequest, context: ImageContext) async -> DiskLookup {
         let key = request.cacheKey
-        guard request.networkPolicy != .reload, request.cachePolicy.read.contains(.disk),
-              let dataCache = configuration.dataCache, dataCache.mayContainData(forKey: key) else { return .miss }
+        let processedStore = processedStore(for: request)
+        guard request.networkPolicy != .reload, request.cachePolicy.read.contains(.disk), let dataCache = configuration.dataCache,
+              dataCache.mayContainData(forKey: key) || processedStore.map({ dataCache.mayContainData(forKey: $0.key) }) == true
+        else { return .miss }
         guard let ticket = await decodeSlot(context) else { return .hit(.failure(.cancelled(key: key))) }
         defer { decodeLimiter.release(ticket) }
         let options = decodingOptions(for: request)
         let processors = request.processors
         let rules = cacheRules
-        let outcome = await decodeThreads.run { [configuration] () -> DiskTrip in
+        let outcome = await decodeThreads.run { [configuration, logger] () -> DiskTrip in
             let readStart = ContinuousClock.now
+            // A fresh processed image is the result as it is: no scaling, no processors.
+            if let processedStore, let processed = dataCache.cachedData(forKey: processedStore.key),
+               case .serve(.fresh) = rules.use(processed, for: request) {
+                let decodeStart = ContinuousClock.now
+                let plain = ImageDecodingOptions(maximumPixelCount: options.maximumPixelCount, maximumFrameCount: options.maximumFrameCount)
+                let decoded = Self.render(processed.data, options: plain, decoders: configuration.decoders, processors: [])
+                let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
+                if case .success = decoded { return .decoded(decoded, .fresh, processed.data.count, timings) }
+                Self.remove(processedStore.key, from: dataCache, logger: logger)
+            }
             guard let cached = dataCache.cachedData(forKey: key) else { return .miss }
             switch rules.use(cached, for: request) {
             case .skip: return .miss
@@ -115,6 +131,7 @@ extension ImagePipeline {
                 let decodeStart = ContinuousClock.now
                 let decoded = Self.render(cached.data, options: options, decoders: configuration.decoders, processors: processors)
                 let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
+                if case .fresh = freshness { processedStore?.store(decoded, metadata: cached.metadata, logger: logger) }
                 return .decoded(decoded, freshness, cached.data.count, timings)
             }
         }
@@ -277,13 +294,25 @@ extension ImagePipeline {
 
     func removeStoredData(forKey key: String) async {
         guard let dataCache = configuration.dataCache else { return }
-        await diskThreads.run { [logger] in
-            do {
-                try dataCache.removeData(forKey: key)
-            } catch {
-                logger.warning("removing data from the disk cache failed", metadata: ["key": "\(key)", "error": "\(error)"])
-            }
+        await diskThreads.run { [logger] in Self.remove(key, from: dataCache, logger: logger) }
+    }
+
+    static func remove(_ key: String, from dataCache: any DataCaching, logger: Logger) {
+        do {
+            try dataCache.removeData(forKey: key)
+        } catch {
+            logger.warning("removing data from the disk cache failed", metadata: ["key": "\(key)", "error": "\(error)"])
         }
+    }
+
+    /// Where a request's processed image is kept on disk, if the
+    /// configuration keeps processed images and the request has any.
+    func processedStore(for request: ImageRequest) -> ProcessedImageStore? {
+        guard configuration.diskStorage.contains(.processedImages), request.cachePolicy.write.contains(.disk),
+              let dataCache = configuration.dataCache else { return nil }
+        let key = request.imageKey
+        guard key != request.cacheKey else { return nil }
+        return ProcessedImageStore(key: key, encoder: configuration.processedImageEncoder, dataCache: dataCache)
     }
 }
 
@@ -292,5 +321,23 @@ extension Result where Failure == ImagePipeline.RenderFailure {
     var isDecodingFailure: Bool {
         if case .failure(.decoding) = self { return true }
         return false
+    }
+}
+
+/// Writes a request's processed image to the disk tier, encoded, under its
+/// image key, with the original's HTTP metadata (so it ages with it).
+struct ProcessedImageStore: Sendable {
+    let key: String
+    let encoder: any ImageEncoding
+    let dataCache: any DataCaching
+
+    /// Stores a successful, still (not animated) result.
+    func store(_ result: Result<Image, ImagePipeline.RenderFailure>, metadata: Data, logger: Logger) {
+        guard case .success(let image) = result, image.animation == nil else { return }
+        do {
+            try dataCache.storeData(try encoder.encode(image), metadata: metadata, forKey: key)
+        } catch {
+            logger.warning("storing a processed image failed", metadata: ["key": "\(key)", "error": "\(error)"])
+        }
     }
 }

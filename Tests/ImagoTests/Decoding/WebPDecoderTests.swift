@@ -25,6 +25,28 @@ struct WebPDecoderTests {
         #expect(decodedLossless.animation == nil)
     }
 
+    @Test("WebPEncoder: lossless round trips are exact in every pixel format (gray comes back as RGB); lossy stays close")
+    func encoder() throws {
+        for format in [Image.PixelFormat.gray8, .grayAlpha8, .rgb8, .rgba8] {
+            let image = CodecTests.gradient(width: 37, height: 21, format: format)
+            let data = try WebPEncoder(lossless: true).encode(image)
+            #expect(ImageFormat(sniffing: data) == .webp)
+            let decoded = try WebPDecoder().decode(data, options: options)
+            #expect(decoded.size == image.size)
+            for (x, y) in [(0, 0), (36, 20), (18, 10), (5, 17)] {
+                let expected = FormatFixtures.rgba(image, x: x, y: y), actual = FormatFixtures.rgba(decoded, x: x, y: y)
+                // libwebp drops the colour of fully transparent pixels: only alpha is kept there.
+                #expect(expected[3] == 0 ? actual[3] == 0 : actual == expected, "\(format) at (\(x), \(y))")
+            }
+        }
+        let photo = CodecTests.gradient(width: 160, height: 120)
+        let lossy = try WebPDecoder().decode(try WebPEncoder(quality: 90).encode(photo), options: options)
+        #expect(CodecTests.meanAbsoluteError(lossy, photo) < 3)
+        #expect(throws: ImageEncodingError.self) {
+            try WebPEncoder().encode(Image(width: 20_000, height: 1, pixelFormat: .gray8, pixels: [UInt8](repeating: 0, count: 20_000))!)
+        }
+    }
+
     @Test("a target size is decoded straight to the output size, filling or fitting")
     func scaledDecoding() throws {
         let data = try FormatFixtures.webp(FormatFixtures.quadrants(width: 400, height: 300))

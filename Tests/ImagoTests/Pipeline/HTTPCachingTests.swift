@@ -47,6 +47,7 @@ struct HTTPCachingTests {
     func withScenario(
         policy: ImagePipeline.DiskCachePolicy = .http,
         servesStaleWhenOffline: Bool = true,
+        diskStorage: ImagePipeline.DiskStorage = .originalData,
         _ body: (TestImageServer, ImagePipeline, DiskCache, URL) async throws -> Void
     ) async throws {
         try await withTestServer(.init(readTimeout: .seconds(5))) { server, loader in
@@ -54,7 +55,7 @@ struct HTTPCachingTests {
             let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
             defer { disk.close() }
             let configuration = ImagePipeline.Configuration(
-                dataLoader: loader, imageCache: nil, dataCache: disk, diskCachePolicy: policy,
+                dataLoader: loader, imageCache: nil, dataCache: disk, diskCachePolicy: policy, diskStorage: diskStorage,
                 servesStaleWhenOffline: servesStaleWhenOffline, currentDate: { [clock] in clock.date }
             )
             try await body(server, ImagePipeline(configuration: configuration), disk, server.url("/image.png"))
@@ -91,6 +92,32 @@ struct HTTPCachingTests {
             clock.advance(by: .seconds(50))
             #expect(try await pipeline.image(for: url).source == .disk)
             #expect(server.requestCount("/image.png") == 2, "the 304 restarted the entry's lifetime")
+        }
+    }
+
+    @Test("a processed image on disk is used while its original is fresh, then made again after the original is revalidated")
+    func processedImagesAge() async throws {
+        try await withScenario(diskStorage: .all) { server, pipeline, disk, url in
+            let request = ImageRequest(url: url, targetSize: ImageSize(width: 20, height: 20), processors: [.grayscale])
+            let first = try await pipeline.image(for: request)
+            #expect(first.image.size == ImageSize(width: 27, height: 20) && first.image.pixelFormat == .gray8)
+            let processedKey = pipeline.cache.key(for: request)
+            let stored = try #require(disk.cachedData(forKey: processedKey))
+            #expect(ImageFormat(sniffing: stored.data) == .webp)
+
+            clock.advance(by: .seconds(50))
+            let fromProcessed = try await pipeline.image(for: request)
+            #expect(fromProcessed.source == .disk && fromProcessed.timings.decode != nil)
+            #expect(fromProcessed.image.size == first.image.size)
+            #expect(fromProcessed.dataCount == stored.data.count, "decoded from the processed entry, not the original")
+
+            clock.advance(by: .seconds(70))
+            let revalidated = try await pipeline.image(for: request)
+            guard case .revalidated = revalidated.freshness else { Issue.record("stale processed image used: \(revalidated.freshness)"); return }
+            #expect(server.requestCount("/image.png") == 2)
+            clock.advance(by: .seconds(50))
+            #expect(try await pipeline.image(for: request).dataCount == disk.cachedData(forKey: processedKey)?.data.count)
+            #expect(server.requestCount("/image.png") == 2, "the processed image was stored again with the refreshed lifetime")
         }
     }
 

@@ -237,3 +237,53 @@ struct ImagePipelineProcessingTests {
         #expect(try await pipeline.image(for: ImageRequest(url: url)).source == .disk)
     }
 }
+
+@Suite("ImagePipeline: what the disk tier keeps, original data or processed images")
+struct DiskStorageTests {
+    let folder = TemporaryDirectory()
+    let loads = Locked(0)
+    let jpeg = try! JPEGEncoder().encode(FormatFixtures.quadrants(width: 128, height: 96))
+
+    func request(_ side: Int) -> ImageRequest {
+        ImageRequest(key: "photo", targetSize: ImageSize(width: side, height: side)) { [loads, jpeg] in
+            loads.withLock { $0 += 1 }
+            return jpeg
+        }
+    }
+
+    /// A new pipeline each time, with no memory cache, so every load reaches the disk tier.
+    func pipeline(_ disk: DiskCache, _ storage: ImagePipeline.DiskStorage) -> ImagePipeline {
+        ImagePipeline(configuration: .init(imageCache: nil, dataCache: disk, diskStorage: storage))
+    }
+
+    @Test("processed images only: the thumbnail is stored (WebP) and served, the original is not kept")
+    func processedOnly() async throws {
+        let disk = try DiskCache(path: folder.path)
+        let first = try await pipeline(disk, .processedImages).image(for: request(32))
+        #expect(first.image.size == ImageSize(width: 43, height: 32))
+        let key = pipeline(disk, .processedImages).cache.key(for: request(32))
+        #expect(!disk.containsData(forKey: "photo"))
+        #expect(disk.cachedData(forKey: key).map { ImageFormat(sniffing: $0.data) } == .webp)
+
+        let second = try await pipeline(disk, .processedImages).image(for: request(32))
+        #expect(second.source == .disk && second.image.size == first.image.size)
+        #expect(FormatFixtures.showsQuadrants(second.image, tolerance: 24))
+        #expect(loads.withLock { $0 } == 1)
+        _ = try await pipeline(disk, .processedImages).image(for: request(64))
+        #expect(loads.withLock { $0 } == 2, "another size needs the original again")
+    }
+
+    @Test("both: other sizes are made from the stored original; the default keeps the original only")
+    func both() async throws {
+        let disk = try DiskCache(path: folder.path)
+        _ = try await pipeline(disk, .all).image(for: request(64))
+        #expect(disk.containsData(forKey: "photo"))
+        #expect(disk.containsData(forKey: pipeline(disk, .all).cache.key(for: request(64))))
+        let other = try await pipeline(disk, .all).image(for: request(16))
+        #expect(other.source == .disk && other.image.size == ImageSize(width: 21, height: 16))
+        #expect(loads.withLock { $0 } == 1)
+
+        _ = try await pipeline(disk, .originalData).image(for: request(48))
+        #expect(!disk.containsData(forKey: pipeline(disk, .originalData).cache.key(for: request(48))))
+    }
+}
