@@ -183,3 +183,36 @@ struct CMYKJPEGTests {
         #expect(cyan[0] < 10 && cyan[1] > 245 && cyan[2] > 245, "\(cyan)")
     }
 }
+
+@Suite("JPEG: progressive and 12-bit")
+struct JPEGVariantTests {
+    @Test("progressive JPEGs decode like baseline ones, scaled too")
+    func progressive() throws {
+        let image = CodecTests.gradient(width: 96, height: 64)
+        let handle = try #require(tjInitCompress())
+        defer { tjDestroy(handle) }
+        var output: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        let status = image.pixels.withUnsafeBufferPointer {
+            tjCompress2(handle, $0.baseAddress, 96, 0, 64, TJPF_RGB.rawValue, &output, &size, Int32(TJSAMP_420.rawValue), 90, TJFLAG_PROGRESSIVE)
+        }
+        defer { tjFree(output) }
+        try #require(status == 0)
+        let data = Data(bytes: try #require(output), count: Int(size))
+        #expect(data.contains(0xC2), "an SOF2 (progressive) marker")
+        let decoded = try JPEGDecoder().decode(data, options: ImageDecodingOptions())
+        #expect(CodecTests.meanAbsoluteError(decoded, image) < 3)
+        let scaled = try JPEGDecoder().decode(data, options: ImageDecodingOptions(targetSize: ImageSize(width: 12, height: 8)))
+        #expect(scaled.size == ImageSize(width: 12, height: 8))
+    }
+
+    @Test("a 12-bit JPEG, which TurboJPEG cannot decode, is a decoding error, not a crash")
+    func twelveBit() throws {
+        var jpeg = try JPEGEncoder().encode(CodecTests.gradient(width: 16, height: 16))
+        let sof = try #require(jpeg.indices.first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC0 })
+        jpeg[sof + 1] = 0xC1  // extended sequential, which allows 12 bits
+        jpeg[sof + 4] = 12    // sample precision
+        let error = #expect(throws: ImageDecodingError.self) { try JPEGDecoder().decode(jpeg, options: ImageDecodingOptions()) }
+        #expect(error?.code == .corrupt)
+    }
+}
