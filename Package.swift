@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "ImagoCodecs", targets: ["ImagoCodecs"]),
         // Seeded traces and an in-process server, shared by the tests and the benchmarks.
         .library(name: "ImagoTestSupport", targets: ["ImagoTestSupport"]),
+        // Test images made with the codecs' encoders, for the tests and the fuzzers' seeds.
+        .library(name: "ImagoCodecFixtures", targets: ["ImagoCodecFixtures"]),
         .executable(name: "imago", targets: ["ImagoCLI"]),
     ],
     dependencies: [
@@ -35,6 +37,7 @@ let package = Package(
         .systemLibrary(name: "CAvif", providers: [.apt(["libavif-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .target(name: "ImagoCodecs", dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif"]),
+        .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP"]),
         .target(
             name: "Imago",
             dependencies: [
@@ -71,7 +74,7 @@ let package = Package(
         .testTarget(
             name: "ImagoTests",
             // The codecs' encoders make the test images of formats Imago does not write.
-            dependencies: ["Imago", "ImagoCodecs", "ImagoTestSupport", "ImagoCacheTorture", "CGif", "CAvif", "CHeif", "CWebP"]
+            dependencies: ["Imago", "ImagoCodecs", "ImagoCodecFixtures", "ImagoTestSupport", "ImagoCacheTorture", "CGif", "CAvif", "CHeif", "CWebP"]
         ),
     ],
     swiftLanguageModes: [.v6]

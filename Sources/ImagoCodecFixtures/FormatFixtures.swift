@@ -3,19 +3,25 @@ import CGif
 import CHeif
 import CWebP
 import Foundation
-@testable import Imago
-@testable import ImagoCodecs
+import ImagoCodecs
 
 /// Test images in the formats Imago decodes but does not write, made with
 /// the codecs' own encoders, so no binary files live in the repository.
-enum FormatFixtures {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+/// Shared by the unit tests and the fuzzers' seed generator (`Fuzz/`).
+///
+/// ```swift
+/// let data = try FormatFixtures.webp(FormatFixtures.quadrants(alpha: true), lossless: true)
+/// ```
+public enum FormatFixtures {
+    /// An encoder refused the fixture; `description` says which step.
+    public struct Failure: Error, CustomStringConvertible {
+        /// The step that failed and the codec's message.
+        public var description: String
     }
 
     /// Four flat quadrants (red, green, blue, white); with `alpha`, the white
     /// one is half transparent. Flat areas survive lossy codecs closely.
-    static func quadrants(width: Int = 64, height: Int = 48, alpha: Bool = false) -> Image {
+    public static func quadrants(width: Int = 64, height: Int = 48, alpha: Bool = false) -> Image {
         let channels = alpha ? 4 : 3
         var pixels = [UInt8](repeating: 0, count: width * height * channels)
         for y in 0..<height {
@@ -28,7 +34,7 @@ enum FormatFixtures {
     }
 
     /// The colour ``quadrants(width:height:alpha:)`` draws at a point, RGBA.
-    static func quadrantColor(x: Int, y: Int, width: Int, height: Int, alpha: Bool = false) -> [UInt8] {
+    public static func quadrantColor(x: Int, y: Int, width: Int, height: Int, alpha: Bool = false) -> [UInt8] {
         switch (x < width / 2, y < height / 2) {
         case (true, true): [255, 0, 0, 255]
         case (false, true): [0, 255, 0, 255]
@@ -38,7 +44,7 @@ enum FormatFixtures {
     }
 
     /// A pixel of `image` as RGBA (alpha 255 when it has none).
-    static func rgba(_ image: Image, x: Int, y: Int) -> [UInt8] {
+    public static func rgba(_ image: Image, x: Int, y: Int) -> [UInt8] {
         let channels = image.pixelFormat.bytesPerPixel
         let base = y * image.bytesPerRow + x * channels
         let values = Array(image.pixels[base..<(base + channels)])
@@ -51,7 +57,7 @@ enum FormatFixtures {
     }
 
     /// Whether every channel of the quadrants' centres is within `tolerance`.
-    static func showsQuadrants(_ image: Image, alpha: Bool = false, tolerance: Int = 12) -> Bool {
+    public static func showsQuadrants(_ image: Image, alpha: Bool = false, tolerance: Int = 12) -> Bool {
         let points = [(1, 1), (3, 1), (1, 3), (3, 3)].map { (image.width * $0.0 / 4, image.height * $0.1 / 4) }
         return points.allSatisfy { x, y in
             let expected = quadrantColor(x: x, y: y, width: image.width, height: image.height, alpha: alpha)
@@ -61,7 +67,8 @@ enum FormatFixtures {
 
     // MARK: - WebP
 
-    static func webp(_ image: Image, lossless: Bool = false, quality: Float = 90) throws -> Data {
+    /// A still WebP of `image`, lossy at `quality` or lossless.
+    public static func webp(_ image: Image, lossless: Bool = false, quality: Float = 90) throws -> Data {
         var output: UnsafeMutablePointer<UInt8>?
         let size = image.pixels.withUnsafeBufferPointer { pixels -> Int in
             let (w, h, stride) = (Int32(image.width), Int32(image.height), Int32(image.bytesPerRow))
@@ -78,7 +85,7 @@ enum FormatFixtures {
     }
 
     /// A lossless animated WebP of RGBA `frames`, each shown `durationMS`.
-    static func animatedWebP(_ frames: [Image], durationMS: Int, loopCount: Int) throws -> Data {
+    public static func animatedWebP(_ frames: [Image], durationMS: Int, loopCount: Int) throws -> Data {
         var options = WebPAnimEncoderOptions()
         guard WebPAnimEncoderOptionsInit(&options) != 0 else { throw Failure(description: "libwebpmux version") }
         options.anim_params.loop_count = Int32(loopCount)
@@ -115,20 +122,45 @@ enum FormatFixtures {
     // MARK: - GIF
 
     /// One GIF frame: palette indices for a rectangle of the screen.
-    struct GIFFrame {
-        var left = 0
-        var top = 0
-        var width: Int
-        var height: Int
-        var indices: [UInt8]
-        var delayCentiseconds = 10
-        var disposal = Int32(DISPOSE_DO_NOT)
-        var transparentIndex: Int32 = -1
-        var interlaced = false
+    public struct GIFFrame {
+        /// The frame's position on the screen.
+        public var left: Int
+        /// The frame's position on the screen.
+        public var top: Int
+        /// The frame's size.
+        public var width: Int
+        /// The frame's size.
+        public var height: Int
+        /// Palette indices, `width * height` of them, row by row.
+        public var indices: [UInt8]
+        /// How long the frame is shown.
+        public var delayCentiseconds: Int
+        /// What happens to the frame's area before the next one is drawn.
+        public var disposal: Int32
+        /// The palette index drawn as transparent; -1 for none.
+        public var transparentIndex: Int32
+        /// Whether the rows are stored interlaced.
+        public var interlaced: Bool
+
+        /// Creates a frame.
+        public init(
+            left: Int = 0, top: Int = 0, width: Int, height: Int, indices: [UInt8], delayCentiseconds: Int = 10,
+            disposal: Int32 = Int32(DISPOSE_DO_NOT), transparentIndex: Int32 = -1, interlaced: Bool = false
+        ) {
+            self.left = left
+            self.top = top
+            self.width = width
+            self.height = height
+            self.indices = indices
+            self.delayCentiseconds = delayCentiseconds
+            self.disposal = disposal
+            self.transparentIndex = transparentIndex
+            self.interlaced = interlaced
+        }
     }
 
     /// A GIF89a with a global `palette` (RGB triples, a power of two of them).
-    static func gif(width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], frames: [GIFFrame], loopCount: Int? = nil) throws -> Data {
+    public static func gif(width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], frames: [GIFFrame], loopCount: Int? = nil) throws -> Data {
         final class Output { var data = Data() }
         let output = Output()
         var status: Int32 = 0
@@ -175,7 +207,7 @@ enum FormatFixtures {
     // MARK: - AVIF
 
     /// An AVIF (still, or a sequence of `images` shown `durationSeconds` each).
-    static func avif(_ images: [Image], durationSeconds: Double = 0.1) throws -> Data {
+    public static func avif(_ images: [Image], durationSeconds: Double = 0.1) throws -> Data {
         guard let encoder = avifEncoderCreate() else { throw Failure(description: "avifEncoderCreate failed") }
         defer { avifEncoderDestroy(encoder) }
         encoder.pointee.speed = 10
@@ -215,7 +247,7 @@ enum FormatFixtures {
     // MARK: - HEIC
 
     /// An HEIC of an RGB `image`, through libheif's x265 encoder.
-    static func heic(_ image: Image, directory: URL) throws -> Data {
+    public static func heic(_ image: Image, directory: URL) throws -> Data {
         guard let context = heif_context_alloc() else { throw Failure(description: "heif_context_alloc failed") }
         defer { heif_context_free(context) }
         func check(_ error: heif_error) throws {

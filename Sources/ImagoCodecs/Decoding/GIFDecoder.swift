@@ -140,7 +140,7 @@ final class GIFFrameSource: AnimationFrameSource {
 }
 
 /// giflib's record-by-record reader over bytes in memory.
-final class GIFReader {
+package final class GIFReader {
     /// An image descriptor with the graphics control extension before it.
     struct Frame {
         var left: Int
@@ -254,7 +254,7 @@ final class GIFReader {
     /// The canvas rows in the order a frame stores them: interlaced frames
     /// store every 8th row from 0, every 8th from 4, every 4th from 2, then
     /// every 2nd from 1.
-    static func rowOrder(height: Int, interlaced: Bool) -> [Int] {
+    package static func rowOrder(height: Int, interlaced: Bool) -> [Int] {
         guard interlaced else { return Array(0..<height) }
         return [(0, 8), (4, 8), (2, 4), (1, 2)].flatMap { start, step in Array(stride(from: start, to: height, by: step)) }
     }
