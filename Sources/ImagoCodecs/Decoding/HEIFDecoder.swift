@@ -45,6 +45,9 @@ public struct HEIFDecoder: ImageDecoding {
         defer { heif_image_release(decoded) }
         let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
         let height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
+        // A grid image decodes to the size its grid declares, which libheif
+        // 1.15 does not check against the size checked above.
+        try options.checkPixelCount(width: width, height: height, format: .heic)
         var stride: Int32 = 0
         guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride) else {
             throw ImageDecodingError(code: .corrupt, format: .heic, detail: "no pixels")
