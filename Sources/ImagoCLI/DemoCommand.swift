@@ -33,13 +33,13 @@ struct DemoCommand: AsyncParsableCommand {
         let server = try await TestImageServer.start()
         for (index, item) in gallery.items.enumerated() {
             let headers = [
-                ("Content-Type", item.format == .png ? "image/png" : "image/jpeg"),
+                ("Content-Type", item.format.mediaType),
                 ("Cache-Control", "max-age=86400"),
                 ("ETag", "\"\(index)-\(item.data.count)\""),
             ]
             server.setRoute(item.path, .init(headers: headers, body: item.data))
         }
-        print("Imago demo: \(gallery.items.count) images (\(formatBytes(gallery.byteCount)), JPEG and PNG, up to 2400 px) generated in \(milliseconds(ContinuousClock.now - generationStart)) ms")
+        print("Imago demo: \(gallery.items.count) images (\(formatBytes(gallery.byteCount)), JPEG, PNG and WebP, up to 2400 px) generated in \(milliseconds(ContinuousClock.now - generationStart)) ms")
         print("image server: http://127.0.0.1:\(server.port)/gallery/")
         print("cache folder: \(folder)/cache\n")
 

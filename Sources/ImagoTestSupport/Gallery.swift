@@ -1,7 +1,7 @@
 import Foundation
 import Imago
 
-/// A deterministic gallery of generated JPEG and PNG images of mixed sizes,
+/// A deterministic gallery of generated JPEG, PNG and WebP images of mixed sizes,
 /// for the demo, the tests and the benchmarks: same seed, same bytes.
 public struct Gallery: Sendable {
     /// One image of the gallery.
@@ -14,28 +14,33 @@ public struct Gallery: Sendable {
         public var width: Int
         /// The height in pixels.
         public var height: Int
-        /// JPEG or PNG.
+        /// JPEG, PNG or WebP.
         public var format: ImageFormat
     }
 
     /// The images, in order.
     public let items: [Item]
 
-    /// Generates `count` images: about two thirds JPEG; mostly 160-800 px,
-    /// one in ten large (1600-2400 px wide, always JPEG).
+    /// Generates `count` images: about two thirds JPEG, the rest PNG and
+    /// WebP; mostly 160-800 px, one in ten large (1600-2400 px wide, always JPEG).
     public init(count: Int, seed: UInt64 = 2026) throws {
         var generator = SeededGenerator(seed: seed)
         var items: [Item] = []
         items.reserveCapacity(count)
         for index in 0..<count {
             let isLarge = index % 10 == 7
-            let isPNG = !isLarge && index % 3 == 2
+            let format: ImageFormat = isLarge || index % 3 != 2 ? .jpeg : index % 2 == 0 ? .png : .webp
             let width = isLarge ? Int.random(in: 1600...2400, using: &generator) : Int.random(in: 160...800, using: &generator)
             let height = width * Int.random(in: 50...133, using: &generator) / 100
             guard let image = Self.picture(width: width, height: height, using: &generator) else { continue }
-            let data = isPNG ? try PNGEncoder().encode(image) : try JPEGEncoder(quality: 85).encode(image)
-            let name = String(format: "%04d", index) + (isPNG ? ".png" : ".jpg")
-            items.append(Item(path: "/gallery/" + name, data: data, width: width, height: height, format: isPNG ? .png : .jpeg))
+            let encoder: any ImageEncoding = switch format {
+            case .png: PNGEncoder()
+            case .webp: WebPEncoder(quality: 85)
+            default: JPEGEncoder(quality: 85)
+            }
+            let data = try encoder.encode(image)
+            let name = String(format: "%04d", index) + "." + format.fileExtension
+            items.append(Item(path: "/gallery/" + name, data: data, width: width, height: height, format: format))
         }
         self.items = items
     }

@@ -49,4 +49,18 @@ public enum ImageFormat: String, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { rawValue.uppercased() }
+
+    /// The format's media type, for a Content-Type header.
+    public var mediaType: String {
+        self == .unknown ? "application/octet-stream" : "image/" + rawValue
+    }
+
+    /// The usual file name extension.
+    public var fileExtension: String {
+        switch self {
+        case .jpeg: "jpg"
+        case .unknown: "bin"
+        default: rawValue
+        }
+    }
 }

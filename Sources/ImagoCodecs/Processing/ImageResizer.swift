@@ -22,64 +22,93 @@ public enum ImageResizer {
     /// column and row footprints (a separable filter: resampling, or a
     /// convolution when there are as many footprints as pixels).
     static func resample(_ image: Image, columns: [Footprint], rows: [Footprint]) -> Image? {
-        let size = ImageSize(width: columns.count, height: rows.count)
-        guard size.width > 0, size.height > 0 else { return nil }
+        let width = columns.count, height = rows.count
+        guard width > 0, height > 0 else { return nil }
         let channels = image.pixelFormat.bytesPerPixel
-        let alpha = image.pixelFormat.hasAlpha ? channels - 1 : nil
-        let rowFloats = size.width * channels
+        let alpha = image.pixelFormat.hasAlpha ? channels - 1 : -1
+        let columnTable = FootprintTable(columns)
+        let sourceRowFloats = image.width * channels
+        let rowFloats = width * channels
 
-        // Horizontal pass: every source row to the target width, premultiplied.
+        // Horizontal pass: every source row to the target width, colour
+        // premultiplied by alpha (so transparent pixels weigh nothing).
         var horizontal = [Float](repeating: 0, count: image.height * rowFloats)
+        var sourceRow = [Float](repeating: 0, count: sourceRowFloats)
         image.pixels.withUnsafeBufferPointer { source in
             horizontal.withUnsafeMutableBufferPointer { output in
-                for y in 0..<image.height {
-                    let sourceRow = y * image.bytesPerRow
-                    let outputRow = y * rowFloats
-                    for (x, footprint) in columns.enumerated() {
-                        var sums = (Float(0), Float(0), Float(0), Float(0))
-                        for (offset, weight) in footprint.weights.enumerated() {
-                            let pixel = sourceRow + (footprint.first + offset) * channels
-                            let a = alpha.map { Float(source[pixel + $0]) / 255 } ?? 1
-                            let w = weight * a
-                            sums.0 += Float(source[pixel]) * w
-                            if channels > 1 { sums.1 += Float(source[pixel + 1]) * (alpha == 1 ? weight : w) }
-                            if channels > 2 { sums.2 += Float(source[pixel + 2]) * w }
-                            if channels > 3 { sums.3 += Float(source[pixel + 3]) * weight }
+                sourceRow.withUnsafeMutableBufferPointer { row in
+                    columnTable.weights.withUnsafeBufferPointer { weights in
+                        for y in 0..<image.height {
+                            let base = y * image.bytesPerRow
+                            for index in 0..<sourceRowFloats { row[index] = Float(source[base + index]) }
+                            if alpha >= 0 {
+                                for pixel in stride(from: 0, to: sourceRowFloats, by: channels) {
+                                    let coverage = row[pixel + alpha] / 255
+                                    for channel in 0..<alpha { row[pixel + channel] *= coverage }
+                                }
+                            }
+                            let outputRow = y * rowFloats
+                            for x in 0..<width {
+                                let first = columnTable.first[x] * channels, offset = columnTable.offset[x], count = columnTable.count[x]
+                                for channel in 0..<channels {
+                                    var sum: Float = 0
+                                    var index = first + channel
+                                    for k in 0..<count {
+                                        sum += row[index] * weights[offset + k]
+                                        index += channels
+                                    }
+                                    output[outputRow + x * channels + channel] = sum
+                                }
+                            }
                         }
-                        let target = outputRow + x * channels
-                        output[target] = sums.0
-                        if channels > 1 { output[target + 1] = sums.1 }
-                        if channels > 2 { output[target + 2] = sums.2 }
-                        if channels > 3 { output[target + 3] = sums.3 }
                     }
                 }
             }
         }
 
         // Vertical pass, then un-premultiply and round.
-        var pixels = [UInt8](repeating: 0, count: size.height * rowFloats)
+        var pixels = [UInt8](repeating: 0, count: height * rowFloats)
+        var accumulator = [Float](repeating: 0, count: rowFloats)
         horizontal.withUnsafeBufferPointer { input in
             pixels.withUnsafeMutableBufferPointer { output in
-                var accumulator = [Float](repeating: 0, count: rowFloats)
-                for (y, footprint) in rows.enumerated() {
-                    for index in accumulator.indices { accumulator[index] = 0 }
-                    for (offset, weight) in footprint.weights.enumerated() {
-                        let row = (footprint.first + offset) * rowFloats
-                        for index in 0..<rowFloats { accumulator[index] += input[row + index] * weight }
-                    }
-                    for x in 0..<size.width {
-                        let base = x * channels
-                        let coverage = alpha.map { accumulator[base + $0] / 255 } ?? 1
-                        for channel in 0..<channels {
-                            var value = accumulator[base + channel]
-                            if let alpha, channel != alpha { value = coverage > 0 ? value / coverage : 0 }
-                            output[y * rowFloats + base + channel] = UInt8(max(0, min(255, value.rounded())))
+                accumulator.withUnsafeMutableBufferPointer { sums in
+                    for (y, footprint) in rows.enumerated() {
+                        for index in 0..<rowFloats { sums[index] = 0 }
+                        for (k, weight) in footprint.weights.enumerated() {
+                            let row = (footprint.first + k) * rowFloats
+                            for index in 0..<rowFloats { sums[index] += input[row + index] * weight }
                         }
+                        if alpha >= 0 {
+                            for pixel in stride(from: 0, to: rowFloats, by: channels) {
+                                let coverage = sums[pixel + alpha] / 255
+                                for channel in 0..<alpha { sums[pixel + channel] = coverage > 0 ? sums[pixel + channel] / coverage : 0 }
+                            }
+                        }
+                        let outputRow = y * rowFloats
+                        for index in 0..<rowFloats { output[outputRow + index] = UInt8(max(0, min(255, sums[index].rounded()))) }
                     }
                 }
             }
         }
-        return Image(width: size.width, height: size.height, pixelFormat: image.pixelFormat, pixels: pixels)
+        return Image(width: width, height: height, pixelFormat: image.pixelFormat, pixels: pixels)
+    }
+}
+
+/// Footprints flattened for the inner loop: the weights of all of them in
+/// one array, with each one's first source pixel, offset and count.
+struct FootprintTable {
+    var first: [Int] = []
+    var offset: [Int] = []
+    var count: [Int] = []
+    var weights: [Float] = []
+
+    init(_ footprints: [Footprint]) {
+        for footprint in footprints {
+            first.append(footprint.first)
+            offset.append(weights.count)
+            count.append(footprint.weights.count)
+            weights.append(contentsOf: footprint.weights)
+        }
     }
 }
 
