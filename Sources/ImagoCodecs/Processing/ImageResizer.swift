@@ -153,8 +153,6 @@ extension ImageSize {
     /// This size scaled to fit inside `box`, keeping the aspect ratio and
     /// never enlarging; each side is at least 1.
     public func fitting(_ box: ImageSize) -> ImageSize {
-        guard width > 0, height > 0 else { return self }
-        let scale = min(1, min(Double(box.width) / Double(width), Double(box.height) / Double(height)))
-        return ImageSize(width: max(1, Int((Double(width) * scale).rounded())), height: max(1, Int((Double(height) * scale).rounded())))
+        ImageDecodingOptions(targetSize: box, contentMode: .fit).outputSize(for: self)
     }
 }
