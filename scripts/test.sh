@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is needed, runs the whole test suite, runs it again under
-# ThreadSanitizer, and checks the demo's output.
+# ThreadSanitizer, checks the demo's output and fuzzes the decoders.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-dependencies.sh
@@ -42,3 +42,8 @@ output=$(swift run imago cache demo --count 300 --size-limit 4)
 echo "$output"
 echo "$output" | grep -qE '^memory +300 ' || { echo "cache demo: unexpected memory pass" >&2; exit 1; }
 echo "$output" | grep -q 'detected, removed, reported as a miss' || { echo "cache demo: corruption not detected" >&2; exit 1; }
+
+echo "== fuzz"
+# Every decoder under libFuzzer and AddressSanitizer, 60 s each, two at a
+# time: about 4-5 minutes with the build on two cores.
+scripts/fuzz.sh 60
