@@ -65,24 +65,7 @@ public enum FormatFixtures {
         }
     }
 
-    // MARK: - WebP
-
-    /// A still WebP of `image`, lossy at `quality` or lossless.
-    public static func webp(_ image: Image, lossless: Bool = false, quality: Float = 90) throws -> Data {
-        var output: UnsafeMutablePointer<UInt8>?
-        let size = image.pixels.withUnsafeBufferPointer { pixels -> Int in
-            let (w, h, stride) = (Int32(image.width), Int32(image.height), Int32(image.bytesPerRow))
-            switch (image.pixelFormat, lossless) {
-            case (.rgba8, true): return WebPEncodeLosslessRGBA(pixels.baseAddress, w, h, stride, &output)
-            case (.rgba8, false): return WebPEncodeRGBA(pixels.baseAddress, w, h, stride, quality, &output)
-            case (_, true): return WebPEncodeLosslessRGB(pixels.baseAddress, w, h, stride, &output)
-            case (_, false): return WebPEncodeRGB(pixels.baseAddress, w, h, stride, quality, &output)
-            }
-        }
-        defer { WebPFree(output) }
-        guard size > 0, let output else { throw Failure(description: "WebP encoding failed") }
-        return Data(bytes: output, count: size)
-    }
+    // MARK: - WebP (stills: WebPEncoder)
 
     /// A lossless animated WebP of RGBA `frames`, each shown `durationMS`.
     public static func animatedWebP(_ frames: [Image], durationMS: Int, loopCount: Int) throws -> Data {

@@ -67,9 +67,9 @@ struct FuzzSeeds {
                 ("gray-alpha.png", try PNGEncoder().encode(grayAlpha)),
             ]),
             ("webp", [
-                ("lossy.webp", try FormatFixtures.webp(rgb, quality: 50)),
-                ("lossy-alpha.webp", try FormatFixtures.webp(rgba, quality: 50)),
-                ("lossless-alpha.webp", try FormatFixtures.webp(rgba, lossless: true)),
+                ("lossy.webp", try WebPEncoder(quality: 50).encode(rgb)),
+                ("lossy-alpha.webp", try WebPEncoder(quality: 50).encode(rgba)),
+                ("lossless-alpha.webp", try WebPEncoder(lossless: true).encode(rgba)),
                 ("animated.webp", try FormatFixtures.animatedWebP(frames, durationMS: 50, loopCount: 2)),
             ]),
             ("gif", [

@@ -11,7 +11,7 @@ struct WebPDecoderTests {
 
     @Test("lossy RGB and lossless RGBA decode to the pixels encoded")
     func stills() throws {
-        let lossy = try FormatFixtures.webp(FormatFixtures.quadrants())
+        let lossy = try WebPEncoder(quality: 90).encode(FormatFixtures.quadrants())
         #expect(ImageFormat(sniffing: lossy) == .webp)
         let decodedLossy = try WebPDecoder().decode(lossy, options: options)
         #expect(decodedLossy.size == ImageSize(width: 64, height: 48))
@@ -19,7 +19,7 @@ struct WebPDecoderTests {
         #expect(FormatFixtures.showsQuadrants(decodedLossy))
 
         let withAlpha = FormatFixtures.quadrants(alpha: true)
-        let lossless = try FormatFixtures.webp(withAlpha, lossless: true)
+        let lossless = try WebPEncoder(lossless: true).encode(withAlpha)
         let decodedLossless = try WebPDecoder().decode(lossless, options: options)
         #expect(decodedLossless == withAlpha)
         #expect(decodedLossless.animation == nil)
@@ -49,7 +49,7 @@ struct WebPDecoderTests {
 
     @Test("a target size is decoded straight to the output size, filling or fitting")
     func scaledDecoding() throws {
-        let data = try FormatFixtures.webp(FormatFixtures.quadrants(width: 400, height: 300))
+        let data = try WebPEncoder(quality: 90).encode(FormatFixtures.quadrants(width: 400, height: 300))
         let target = ImageSize(width: 100, height: 100)
         let filled = try WebPDecoder().decode(data, options: ImageDecodingOptions(targetSize: target, contentMode: .fill))
         #expect(filled.size == ImageSize(width: 133, height: 100))
@@ -123,7 +123,7 @@ struct WebPDecoderTests {
 
     @Test("truncated, bit-flipped and garbage WebP data give decoding errors, never a crash")
     func damagedInput() throws {
-        let still = try FormatFixtures.webp(FormatFixtures.quadrants(), lossless: true)
+        let still = try WebPEncoder(lossless: true).encode(FormatFixtures.quadrants())
         let animated = try FormatFixtures.animatedWebP([FormatFixtures.quadrants(alpha: true), FormatFixtures.quadrants(alpha: true)], durationMS: 50, loopCount: 0)
         for data in [still, animated] {
             for length in stride(from: 0, to: data.count, by: max(1, data.count / 40)) {
