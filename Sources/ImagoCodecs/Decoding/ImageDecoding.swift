@@ -99,6 +99,9 @@ public struct ImageSize: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(width)x\(height)" }
+
+    /// Width and height swapped.
+    public var transposed: ImageSize { ImageSize(width: height, height: width) }
 }
 
 /// Why a decoder refused or failed.

@@ -42,9 +42,10 @@ public struct JPEGDecoder: ImageDecoding {
             throw error(handle)
         }
         try options.checkPixelCount(width: Int(width), height: Int(height), format: .jpeg)
-        // The target is for the upright image: turn it back to the stored axes.
-        let target = orientation.swapsDimensions ? options.targetSize.map { ImageSize(width: $0.height, height: $0.width) } : options.targetSize
-        let scaled = Self.scaledSize(width: Int(width), height: Int(height), target: target)
+        // The output size is the upright image's: turn it back to the stored axes.
+        let stored = ImageSize(width: Int(width), height: Int(height))
+        let output = options.outputSize(for: orientation.swapsDimensions ? stored.transposed : stored)
+        let scaled = Self.scaledSize(stored, covering: orientation.swapsDimensions ? output.transposed : output)
         let isGray = colorspace == Int32(TJCS_GRAY.rawValue)
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
         let format: Int32 = isGray ? TJPF_GRAY.rawValue : isCMYK ? TJPF_CMYK.rawValue : TJPF_RGB.rawValue
@@ -64,16 +65,18 @@ public struct JPEGDecoder: ImageDecoding {
         return image
     }
 
-    /// The smallest size TurboJPEG can decode to that still covers `target`
-    /// when the image is scaled to fill it (and so also when scaled to fit):
-    /// the smallest factor n/8 no smaller than max(target w / w, target h / h).
-    /// Never larger than the original. 4000x3000 for 256x256 gives 1/8, 500x375.
-    static func scaledSize(width: Int, height: Int, target: ImageSize?) -> ImageSize {
-        guard let target, target.width > 0, target.height > 0 else { return ImageSize(width: width, height: height) }
-        let needed = max(Double(target.width) / Double(width), Double(target.height) / Double(height))
-        guard needed < 1 else { return ImageSize(width: width, height: height) }
+    /// The smallest size TurboJPEG can decode `size` to that still covers
+    /// `output` (the size the image is shown at, which a content mode of fit
+    /// or fill gave): the smallest factor n/8 no smaller than
+    /// max(output w / w, output h / h). Never larger than the original.
+    /// 4000x3000 filling 256x256 (341x256) gives 1/8, 500x375; 1024x768
+    /// fitting 256x256 (256x192) gives 1/4, exactly 256x192.
+    static func scaledSize(_ size: ImageSize, covering output: ImageSize) -> ImageSize {
+        let (width, height) = (size.width, size.height)
+        let needed = max(Double(output.width) / Double(width), Double(output.height) / Double(height))
+        guard needed < 1 else { return size }
         var count: Int32 = 0
-        guard let factors = tjGetScalingFactors(&count) else { return ImageSize(width: width, height: height) }
+        guard let factors = tjGetScalingFactors(&count) else { return size }
         var best = (num: 1, denom: 1)
         for factor in UnsafeBufferPointer(start: factors, count: Int(count)) {
             let value = Double(factor.num) / Double(factor.denom)

@@ -67,6 +67,13 @@ struct CodecTests {
             let image = try JPEGDecoder().decode(photo, options: ImageDecodingOptions(targetSize: target))
             #expect(image.width == width && image.height == height, "\(String(describing: target))")
         }
+        // Fitting 1000x300 shows the image at 400x300: 1/8 covers it (filling would need 1/4).
+        let fit = ImageDecodingOptions(targetSize: ImageSize(width: 1000, height: 300), contentMode: .fit)
+        #expect(try JPEGDecoder().decode(photo, options: fit).size == ImageSize(width: 500, height: 375))
+        // 1024x768 fitting 256x256 decodes at 1/4, exactly the output size.
+        let small = try JPEGEncoder(quality: 80).encode(Self.gradient(width: 1024, height: 768))
+        let thumbnail = ImageDecodingOptions(targetSize: ImageSize(width: 256, height: 256), contentMode: .fit)
+        #expect(try JPEGDecoder().decode(small, options: thumbnail).size == ImageSize(width: 256, height: 192))
     }
 
     @Test("headers declaring too many pixels are refused before decoding")
