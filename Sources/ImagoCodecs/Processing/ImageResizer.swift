@@ -20,77 +20,74 @@ public enum ImageResizer {
 
     /// Each output pixel is the weighted sum of the source pixels in its
     /// column and row footprints (a separable filter: resampling, or a
-    /// convolution when there are as many footprints as pixels).
+    /// convolution when there are as many footprints as pixels). Footprints
+    /// must start in non-decreasing order, as both kinds do.
+    ///
+    /// Source rows are resampled horizontally only when the first output row
+    /// needing them comes up, into a ring of as many rows as the tallest
+    /// footprint, so the scratch memory is a few rows, not a float copy of
+    /// the image.
     static func resample(_ image: Image, columns: [Footprint], rows: [Footprint]) -> Image? {
         let width = columns.count, height = rows.count
         guard width > 0, height > 0 else { return nil }
         let channels = image.pixelFormat.bytesPerPixel
         let alpha = image.pixelFormat.hasAlpha ? channels - 1 : -1
         let columnTable = FootprintTable(columns)
-        let sourceRowFloats = image.width * channels
         let rowFloats = width * channels
-
-        // Horizontal pass: every source row to the target width, colour
-        // premultiplied by alpha (so transparent pixels weigh nothing).
-        var horizontal = [Float](repeating: 0, count: image.height * rowFloats)
-        var sourceRow = [Float](repeating: 0, count: sourceRowFloats)
-        image.pixels.withUnsafeBufferPointer { source in
-            horizontal.withUnsafeMutableBufferPointer { output in
-                sourceRow.withUnsafeMutableBufferPointer { row in
-                    columnTable.weights.withUnsafeBufferPointer { weights in
-                        for y in 0..<image.height {
-                            let base = y * image.bytesPerRow
-                            for index in 0..<sourceRowFloats { row[index] = Float(source[base + index]) }
-                            if alpha >= 0 {
-                                for pixel in stride(from: 0, to: sourceRowFloats, by: channels) {
-                                    let coverage = row[pixel + alpha] / 255
-                                    for channel in 0..<alpha { row[pixel + channel] *= coverage }
-                                }
-                            }
-                            let outputRow = y * rowFloats
-                            for x in 0..<width {
-                                let first = columnTable.first[x] * channels, offset = columnTable.offset[x], count = columnTable.count[x]
-                                for channel in 0..<channels {
-                                    var sum: Float = 0
-                                    var index = first + channel
-                                    for k in 0..<count {
-                                        sum += row[index] * weights[offset + k]
-                                        index += channels
-                                    }
-                                    output[outputRow + x * channels + channel] = sum
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-
-        // Vertical pass, then un-premultiply and round.
+        let ringRows = rows.map(\.weights.count).max() ?? 1
+        var ring = [Float](repeating: 0, count: ringRows * rowFloats)
+        var sourceRow = [Float](repeating: 0, count: image.width * channels)
+        var sums = [Float](repeating: 0, count: rowFloats)
         var pixels = [UInt8](repeating: 0, count: height * rowFloats)
-        var accumulator = [Float](repeating: 0, count: rowFloats)
-        horizontal.withUnsafeBufferPointer { input in
-            pixels.withUnsafeMutableBufferPointer { output in
-                accumulator.withUnsafeMutableBufferPointer { sums in
-                    for (y, footprint) in rows.enumerated() {
-                        for index in 0..<rowFloats { sums[index] = 0 }
-                        for (k, weight) in footprint.weights.enumerated() {
-                            let row = (footprint.first + k) * rowFloats
-                            for index in 0..<rowFloats { sums[index] += input[row + index] * weight }
-                        }
-                        if alpha >= 0 {
-                            for pixel in stride(from: 0, to: rowFloats, by: channels) {
-                                let coverage = sums[pixel + alpha] / 255
-                                for channel in 0..<alpha { sums[pixel + channel] = coverage > 0 ? sums[pixel + channel] / coverage : 0 }
+        image.pixels.withUnsafeBufferPointer { source in
+            ring.withUnsafeMutableBufferPointer { ring in
+                sourceRow.withUnsafeMutableBufferPointer { row in
+                    sums.withUnsafeMutableBufferPointer { sums in
+                        pixels.withUnsafeMutableBufferPointer { output in
+                            var resampledUpTo = -1
+                            for (y, footprint) in rows.enumerated() {
+                                while resampledUpTo < footprint.first + footprint.weights.count - 1 {
+                                    resampledUpTo += 1
+                                    let target = UnsafeMutableBufferPointer(rebasing: ring[((resampledUpTo % ringRows) * rowFloats)...].prefix(rowFloats))
+                                    let start = resampledUpTo * image.bytesPerRow
+                                    premultipliedRow(UnsafeBufferPointer(rebasing: source[start..<(start + row.count)]), into: row, channels: channels, alpha: alpha)
+                                    columnTable.apply(to: UnsafeBufferPointer(row), into: target, channels: channels)
+                                }
+                                for index in 0..<rowFloats { sums[index] = 0 }
+                                for (k, weight) in footprint.weights.enumerated() {
+                                    let base = ((footprint.first + k) % ringRows) * rowFloats
+                                    for index in 0..<rowFloats { sums[index] += ring[base + index] * weight }
+                                }
+                                storeRow(sums, into: UnsafeMutableBufferPointer(rebasing: output[(y * rowFloats)..<((y + 1) * rowFloats)]), channels: channels, alpha: alpha)
                             }
                         }
-                        let outputRow = y * rowFloats
-                        for index in 0..<rowFloats { output[outputRow + index] = UInt8(max(0, min(255, sums[index].rounded()))) }
                     }
                 }
             }
         }
         return Image(width: width, height: height, pixelFormat: image.pixelFormat, pixels: pixels)
+    }
+
+    /// A row of bytes as floats, colour premultiplied by alpha so that
+    /// transparent pixels weigh nothing.
+    private static func premultipliedRow(_ bytes: UnsafeBufferPointer<UInt8>, into row: UnsafeMutableBufferPointer<Float>, channels: Int, alpha: Int) {
+        for index in 0..<row.count { row[index] = Float(bytes[index]) }
+        guard alpha >= 0 else { return }
+        for pixel in stride(from: 0, to: row.count, by: channels) {
+            let coverage = row[pixel + alpha] / 255
+            for channel in 0..<alpha { row[pixel + channel] *= coverage }
+        }
+    }
+
+    /// Un-premultiplies and rounds a row of sums into bytes.
+    private static func storeRow(_ sums: UnsafeMutableBufferPointer<Float>, into output: UnsafeMutableBufferPointer<UInt8>, channels: Int, alpha: Int) {
+        if alpha >= 0 {
+            for pixel in stride(from: 0, to: sums.count, by: channels) {
+                let coverage = sums[pixel + alpha] / 255
+                for channel in 0..<alpha { sums[pixel + channel] = coverage > 0 ? sums[pixel + channel] / coverage : 0 }
+            }
+        }
+        for index in 0..<sums.count { output[index] = UInt8(max(0, min(255, sums[index].rounded()))) }
     }
 }
 
@@ -108,6 +105,35 @@ struct FootprintTable {
             offset.append(weights.count)
             count.append(footprint.weights.count)
             weights.append(contentsOf: footprint.weights)
+        }
+    }
+
+    /// Resamples one row of `channels`-float pixels to one pixel per footprint.
+    func apply(to row: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>, channels: Int) {
+        first.withUnsafeBufferPointer { first in
+            offset.withUnsafeBufferPointer { offset in
+                count.withUnsafeBufferPointer { count in
+                    weights.withUnsafeBufferPointer { weights in
+                        for x in 0..<first.count {
+                            var index = first[x] * channels
+                            var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
+                            for k in offset[x]..<(offset[x] + count[x]) {
+                                let weight = weights[k]
+                                sums.0 += row[index] * weight
+                                if channels > 1 { sums.1 += row[index + 1] * weight }
+                                if channels > 2 { sums.2 += row[index + 2] * weight }
+                                if channels > 3 { sums.3 += row[index + 3] * weight }
+                                index += channels
+                            }
+                            let target = x * channels
+                            output[target] = sums.0
+                            if channels > 1 { output[target + 1] = sums.1 }
+                            if channels > 2 { output[target + 2] = sums.2 }
+                            if channels > 3 { output[target + 3] = sums.3 }
+                        }
+                    }
+                }
+            }
         }
     }
 }
