@@ -1,6 +1,9 @@
 import Foundation
 import Logging
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a shared data fetch produces: the bytes (downloaded, or the disk
 /// entry a 304 confirmed or a failure let stand in), how long they took, and
@@ -74,6 +77,7 @@ extension ImagePipeline {
         let processedStore = processedStore(for: request)
         let decoded = await decodeThreads.run { [configuration, logger] in
             let decoded = Self.render(fetched.data, options: options, decoders: configuration.decoders, processors: processors)
+            Self.releaseFreedMemory(afterDecoding: fetched.data.count)
             guard let metadata = fetched.metadata, !fetched.freshness.isStale else { return decoded }
             // Data that decodes is kept even if a processor failed on it.
             if !decoded.isDecodingFailure, storesOriginal, let dataCache, fetched.storeClaim.take() {
@@ -130,6 +134,7 @@ extension ImagePipeline {
             case .serve(let freshness):
                 let decodeStart = ContinuousClock.now
                 let decoded = Self.render(cached.data, options: options, decoders: configuration.decoders, processors: processors)
+                Self.releaseFreedMemory(afterDecoding: cached.data.count)
                 let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
                 if case .fresh = freshness { processedStore?.store(decoded, metadata: cached.metadata, logger: logger) }
                 return .decoded(decoded, freshness, cached.data.count, timings)
@@ -196,6 +201,24 @@ extension ImagePipeline {
             return .success(FetchedImage(image: image, source: source, freshness: freshness, dataCount: dataCount, timings: timings))
         }
     }
+
+    /// Hands the pages of freed buffers back to the system after a large
+    /// image. glibc raises its mmap threshold each time a large buffer is
+    /// freed, so later downloads and decode buffers come from its heaps,
+    /// which keep their freed pages: loading 1,000 4000x3000 JPEGs as
+    /// thumbnails peaked 30-40 MB higher without this.
+    static func releaseFreedMemory(afterDecoding byteCount: Int) {
+        #if canImport(Glibc)
+        if byteCount >= 1 << 20, let trim = mallocTrim { _ = trim(0) }
+        #endif
+    }
+
+    #if canImport(Glibc)
+    /// glibc's `malloc_trim`, which the Glibc module does not declare; `nil`
+    /// with another C library.
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim")
+        .map { unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self) }
+    #endif
 
     /// Why decoding and processing produced no image.
     enum RenderFailure: Swift.Error {
