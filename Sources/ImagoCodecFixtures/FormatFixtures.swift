@@ -190,7 +190,9 @@ public enum FormatFixtures {
     // MARK: - AVIF
 
     /// An AVIF (still, or a sequence of `images` shown `durationSeconds` each).
-    public static func avif(_ images: [Image], durationSeconds: Double = 0.1) throws -> Data {
+    /// `quarterTurns` (anti-clockwise) and `mirrorMode` (0 top-bottom, 1
+    /// left-right) write irot and imir boxes that a viewer must apply.
+    public static func avif(_ images: [Image], durationSeconds: Double = 0.1, quarterTurns: UInt8 = 0, mirrorMode: UInt8? = nil) throws -> Data {
         guard let encoder = avifEncoderCreate() else { throw Failure(description: "avifEncoderCreate failed") }
         defer { avifEncoderDestroy(encoder) }
         encoder.pointee.speed = 10
@@ -204,6 +206,14 @@ public enum FormatFixtures {
                 throw Failure(description: "avifImageCreate failed")
             }
             defer { avifImageDestroy(avifImage) }
+            if quarterTurns != 0 {
+                avifImage.pointee.transformFlags |= avifTransformFlags(AVIF_TRANSFORM_IROT.rawValue)
+                avifImage.pointee.irot.angle = quarterTurns
+            }
+            if let mirrorMode {
+                avifImage.pointee.transformFlags |= avifTransformFlags(AVIF_TRANSFORM_IMIR.rawValue)
+                avifImage.pointee.imir.mode = mirrorMode
+            }
             var rgb = avifRGBImage()
             avifRGBImageSetDefaults(&rgb, avifImage)
             rgb.format = image.pixelFormat == .rgba8 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB

@@ -7,8 +7,8 @@ import Foundation
 ///
 /// Output: ``Image/PixelFormat/rgba8`` when the image has alpha,
 /// ``Image/PixelFormat/rgb8`` otherwise. AVIF has no scaled decoding, so
-/// images are decoded whole and resampled. Rotation and mirroring boxes
-/// (irot, imir) are not applied yet.
+/// images are decoded whole and resampled. The rotation and mirroring
+/// boxes (irot, imir) are applied, so the image comes out upright.
 public struct AVIFDecoder: ImageDecoding {
     /// Creates an AVIF decoder.
     public init() {}
@@ -18,6 +18,10 @@ public struct AVIFDecoder: ImageDecoding {
     public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
         let source = try AVIFFrameSource(data, options: options)
         let image = source.decoder.pointee.image.pointee
+        let stored = ImageSize(width: Int(image.width), height: Int(image.height))
+        let upright = AVIFFrameSource.transforms(of: image).reduce(stored) { size, transform in
+            transform.swapsDimensions ? size.transposed : size
+        }
         let frameCount = Int(source.decoder.pointee.imageCount)
         var durations: [Double] = []
         for index in 0..<frameCount {
@@ -30,7 +34,7 @@ public struct AVIFDecoder: ImageDecoding {
             format: .avif,
             loopCount: 0,
             frameDurations: durations,
-            frameSize: options.outputSize(for: ImageSize(width: Int(image.width), height: Int(image.height))),
+            frameSize: options.outputSize(for: upright),
             source: source,
             makeSource: { () throws(ImageDecodingError) in try AVIFFrameSource(data, options: options) }
         )
@@ -89,7 +93,28 @@ final class AVIFFrameSource: AnimationFrameSource {
         guard let decoded = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .avif, detail: "inconsistent sizes")
         }
-        return decoded
+        return Self.transforms(of: image.pointee).reduce(decoded) { $1.apply(to: $0) }
+    }
+
+    /// The image's rotation then mirroring (HEIF applies irot before imir),
+    /// as orientations to apply in order.
+    static func transforms(of image: avifImage) -> [ImageOrientation] {
+        var transforms: [ImageOrientation] = []
+        let flags = image.transformFlags
+        if flags & avifTransformFlags(AVIF_TRANSFORM_IROT.rawValue) != 0 {
+            // Anti-clockwise quarter turns.
+            switch image.irot.angle & 3 {
+            case 1: transforms.append(.left)
+            case 2: transforms.append(.down)
+            case 3: transforms.append(.right)
+            default: break
+            }
+        }
+        if flags & avifTransformFlags(AVIF_TRANSFORM_IMIR.rawValue) != 0 {
+            // Mode 0 exchanges top and bottom, 1 left and right.
+            transforms.append(image.imir.mode == 0 ? .downMirrored : .upMirrored)
+        }
+        return transforms
     }
 
     private func check(_ result: avifResult) throws(ImageDecodingError) {

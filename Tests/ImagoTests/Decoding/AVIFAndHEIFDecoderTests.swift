@@ -22,6 +22,26 @@ struct AVIFAndHEIFDecoderTests {
         }
     }
 
+    @Test("AVIF rotation (irot) and mirroring (imir) are applied, in that order")
+    func avifTransforms() throws {
+        // Red top-left, green top-right, blue bottom-left, white bottom-right; corners read clockwise from top-left.
+        let (red, green, blue, white): ([UInt8], [UInt8], [UInt8], [UInt8]) = ([255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255])
+        let cases: [(UInt8, UInt8?, ImageSize, [[UInt8]])] = [
+            (1, nil, ImageSize(width: 48, height: 64), [green, white, blue, red]),  // a quarter turn anti-clockwise
+            (2, nil, ImageSize(width: 64, height: 48), [white, blue, red, green]),
+            (0, 1, ImageSize(width: 64, height: 48), [green, red, blue, white]),    // left and right exchanged
+            (1, 0, ImageSize(width: 48, height: 64), [red, blue, white, green]),    // turned, then top and bottom exchanged
+        ]
+        for (turns, mirror, size, corners) in cases {
+            let data = try FormatFixtures.avif([FormatFixtures.quadrants()], quarterTurns: turns, mirrorMode: mirror)
+            let image = try AVIFDecoder().decode(data, options: options)
+            #expect(image.size == size, "turns \(turns), mirror \(String(describing: mirror))")
+            let points = [(4, 4), (size.width - 5, 4), (size.width - 5, size.height - 5), (4, size.height - 5)]
+            let seen = points.map { point in FormatFixtures.rgba(image, x: point.0, y: point.1).prefix(3).map { $0 > 128 ? UInt8(255) : 0 } }
+            #expect(seen == corners, "turns \(turns), mirror \(String(describing: mirror))")
+        }
+    }
+
     @Test("an AVIF sequence decodes frame by frame with its durations")
     func avifSequence() throws {
         let colors: [UInt8] = [200, 40, 120]
