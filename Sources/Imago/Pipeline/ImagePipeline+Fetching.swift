@@ -1,9 +1,6 @@
 import Foundation
 import Logging
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What a shared data fetch produces: the bytes (downloaded, or the disk
 /// entry a 304 confirmed or a failure let stand in), how long they took, and
@@ -202,60 +199,6 @@ extension ImagePipeline {
         }
     }
 
-    /// Hands the pages of freed buffers back to the system after a large
-    /// image. glibc raises its mmap threshold each time a large buffer is
-    /// freed, so later downloads and decode buffers come from its heaps,
-    /// which keep their freed pages: loading 1,000 4000x3000 JPEGs as
-    /// thumbnails peaked 30-40 MB higher without this.
-    static func releaseFreedMemory(afterDecoding byteCount: Int) {
-        #if canImport(Glibc)
-        if byteCount >= 1 << 20, let trim = mallocTrim { _ = trim(0) }
-        #endif
-    }
-
-    #if canImport(Glibc)
-    /// glibc's `malloc_trim`, which the Glibc module does not declare; `nil`
-    /// with another C library.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim")
-        .map { unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self) }
-    #endif
-
-    /// Why decoding and processing produced no image.
-    enum RenderFailure: Swift.Error {
-        case decoding(ImageDecodingError)
-        /// The identifier of the processor that returned no image.
-        case processing(String)
-    }
-
-
-    /// Decodes `data` and runs `processors` over the result, in order.
-    /// Errors are typed by stage: data that does not decode is never kept.
-    static func render(
-        _ data: Data, options: ImageDecodingOptions, decoders: [any ImageDecoding], processors: [any ImageProcessing]
-    ) -> Result<Image, RenderFailure> {
-        var image: Image
-        do {
-            image = try decode(data, options: options, decoders: decoders)
-        } catch {
-            return .failure(.decoding(error))
-        }
-        for processor in processors {
-            guard let processed = processor.process(image) else { return .failure(.processing(processor.identifier)) }
-            image = processed
-        }
-        return .success(image)
-    }
-
-    static func decode(_ data: Data, options: ImageDecodingOptions, decoders: [any ImageDecoding]) throws(ImageDecodingError) -> Image {
-        let format = ImageFormat(sniffing: data)
-        guard let decoder = decoders.first(where: { $0.canDecode(format) }) else {
-            let seen = format == .unknown ? ImageFormat.describeUnrecognised(data) : "\(format), which no decoder handles"
-            throw ImageDecodingError(code: .unsupportedFormat(seen: seen), format: format)
-        }
-        // Decoders that cannot scale exactly return a larger image.
-        return options.scaled(try decoder.decode(data, options: options))
-    }
-
     /// Downloads the data (the image fetch has already looked on disk; the
     /// first waiter to decode it stores it). With a stale entry the request
     /// is conditional: a 304 confirms the stored bytes, and a failure to
@@ -325,42 +268,6 @@ extension ImagePipeline {
             try dataCache.removeData(forKey: key)
         } catch {
             logger.warning("removing data from the disk cache failed", metadata: ["key": "\(key)", "error": "\(error)"])
-        }
-    }
-
-    /// Where a request's processed image is kept on disk, if the
-    /// configuration keeps processed images and the request has any.
-    func processedStore(for request: ImageRequest) -> ProcessedImageStore? {
-        guard configuration.diskStorage.contains(.processedImages), request.cachePolicy.write.contains(.disk),
-              let dataCache = configuration.dataCache else { return nil }
-        let key = request.imageKey
-        guard key != request.cacheKey else { return nil }
-        return ProcessedImageStore(key: key, encoder: configuration.processedImageEncoder, dataCache: dataCache)
-    }
-}
-
-extension Result where Failure == ImagePipeline.RenderFailure {
-    /// Whether the data failed to decode (as opposed to a processor failing).
-    var isDecodingFailure: Bool {
-        if case .failure(.decoding) = self { return true }
-        return false
-    }
-}
-
-/// Writes a request's processed image to the disk tier, encoded, under its
-/// image key, with the original's HTTP metadata (so it ages with it).
-struct ProcessedImageStore: Sendable {
-    let key: String
-    let encoder: any ImageEncoding
-    let dataCache: any DataCaching
-
-    /// Stores a successful, still (not animated) result.
-    func store(_ result: Result<Image, ImagePipeline.RenderFailure>, metadata: Data, logger: Logger) {
-        guard case .success(let image) = result, image.animation == nil else { return }
-        do {
-            try dataCache.storeData(try encoder.encode(image), metadata: metadata, forKey: key)
-        } catch {
-            logger.warning("storing a processed image failed", metadata: ["key": "\(key)", "error": "\(error)"])
         }
     }
 }
