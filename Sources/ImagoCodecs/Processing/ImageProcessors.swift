@@ -133,7 +133,7 @@ extension ImageProcessors {
         public var identifier: String { "gaussianBlur(\(radius))" }
 
         public func process(_ image: Image) -> Image? {
-            guard radius > 0 else { return image }
+            guard radius > 0, radius.isFinite else { return image }
             let kernel = Self.kernel(sigma: radius / 2)
             let blurred = ImageResizer.resample(
                 image,
@@ -143,9 +143,9 @@ extension ImageProcessors {
             return blurred ?? image
         }
 
-        /// Normalised weights from -n to n, n = ceil(3 sigma).
+        /// Normalised weights from -n to n, n = ceil(3 sigma), at most 1,024.
         static func kernel(sigma: Double) -> [Float] {
-            let reach = max(1, Int((3 * sigma).rounded(.up)))
+            let reach = max(1, Int(min(1_024, (3 * sigma).rounded(.up))))
             let weights = (-reach...reach).map { exp(-Double($0 * $0) / (2 * sigma * sigma)) }
             let total = weights.reduce(0, +)
             return weights.map { Float($0 / total) }

@@ -61,6 +61,9 @@ struct ImageProcessorsTests {
     func blur() throws {
         let flat = Self.solid(16, 16, [90, 120, 200])
         #expect(ImageProcessors.GaussianBlur(radius: 4).process(flat) == flat)
+        for radius in [Double.infinity, .nan, -3, 1e9] {
+            #expect(ImageProcessors.GaussianBlur(radius: radius).process(flat) == flat, "radius \(radius)")
+        }
 
         var pixels = [UInt8](repeating: 0, count: 21 * 21)
         pixels[10 * 21 + 10] = 255
