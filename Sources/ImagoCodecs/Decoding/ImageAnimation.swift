@@ -6,7 +6,7 @@ import Foundation
 /// ```swift
 /// let image = try await pipeline.image(for: url).image   // the first frame
 /// if let animation = image.animation {
-///     let frames = animation.frames()
+///     let frames = try animation.frames()
 ///     var index = 0
 ///     while let frame = try frames.next() {
 ///         show(frame, for: animation.frameDurations[index])
