@@ -64,7 +64,8 @@ final class CoalescingPool<Value: Sendable>: Sendable {
         /// Waiters per priority level, so that the highest is found in O(1).
         var priorityCounts = [Int](repeating: 0, count: Priority.allCases.count)
         var priority: Priority
-        var task: Task<Void, Never>?
+        /// Stops the work; set once it has started.
+        var cancel: (@Sendable () -> Void)?
         var priorityObservers: [@Sendable (Priority) -> Void] = []
 
         mutating func add(_ id: UInt64, _ waiter: Waiter) {
@@ -94,12 +95,29 @@ final class CoalescingPool<Value: Sendable>: Sendable {
 
     private let state = Locked(State())
 
-    /// Joins the work for `key`, starting it with `operation` if none runs.
+    /// Joins the work for `key`, starting `operation` in a task of its own if none runs.
     func subscribe(
         key: String,
         priority: Priority,
         observer: Observer,
         operation: @escaping @Sendable (Context) async -> Outcome
+    ) -> Subscription {
+        subscribe(key: key, priority: priority, observer: observer) { context, complete in
+            // Detached: the work must not inherit the caller's actor (a UI caller
+            // would otherwise run it on the main actor).
+            let task = Task.detached(priority: priority.taskPriority) { complete(await operation(context)) }
+            return { task.cancel() }
+        }
+    }
+
+    /// Joins the work for `key`, starting it with `start` if none runs.
+    /// `start` must not block: it hands the work to a thread or a task, which
+    /// calls `complete` once (from any thread), and returns what stops the work.
+    func subscribe(
+        key: String,
+        priority: Priority,
+        observer: Observer,
+        start: @escaping @Sendable (Context, _ complete: @escaping @Sendable (Outcome) -> Void) -> @Sendable () -> Void
     ) -> Subscription {
         let (subscription, isNew) = state.withLock { state in
             let waiter = state.nextID
@@ -113,29 +131,29 @@ final class CoalescingPool<Value: Sendable>: Sendable {
             let subscription = Subscription(pool: self, key: key, generation: work.generation, waiter: waiter, joined: existing != nil)
             return (subscription, existing == nil)
         }
-        if isNew { start(subscription, priority: priority, operation: operation) }
+        if isNew { self.start(subscription, start) }
         return subscription
     }
 
     /// The number of keys with work in flight.
     var count: Int { state.withLock { $0.works.count } }
 
-    private func start(_ subscription: Subscription, priority: Priority, operation: @escaping @Sendable (Context) async -> Outcome) {
+    private func start(
+        _ subscription: Subscription,
+        _ start: @Sendable (Context, @escaping @Sendable (Outcome) -> Void) -> @Sendable () -> Void
+    ) {
         let key = subscription.key
         let generation = subscription.generation
-        let context = Context(pool: self, key: key, generation: generation)
-        // Detached: the work must not inherit the caller's actor (a UI caller
-        // would otherwise run it on the main actor).
-        let task = Task.detached(priority: priority.taskPriority) {
-            let outcome = await operation(context)
+        let cancel = start(Context(pool: self, key: key, generation: generation)) { outcome in
             self.finish(key: key, generation: generation, outcome: outcome)
         }
+        // The work may have completed, or every waiter left, before this.
         let abandoned = state.withLock { state in
             guard state.works[key]?.generation == generation else { return true }
-            state.works[key]!.task = task
+            state.works[key]!.cancel = cancel
             return false
         }
-        if abandoned { task.cancel() }
+        if abandoned { cancel() }
     }
 
     private func finish(key: String, generation: UInt64, outcome: Outcome) {
@@ -147,15 +165,15 @@ final class CoalescingPool<Value: Sendable>: Sendable {
     }
 
     private func leave(_ subscription: Subscription) {
-        let (waiter, abandonedTask) = state.withLock { state -> (Waiter?, Task<Void, Never>?) in
+        let (waiter, abandon) = state.withLock { state -> (Waiter?, (@Sendable () -> Void)?) in
             guard var work = takeWork(for: subscription, from: &state) else { return (nil, nil) }
             let waiter = work.remove(subscription.waiter)
-            if work.waiters.isEmpty { return (waiter, work.task) }
+            if work.waiters.isEmpty { return (waiter, work.cancel) }
             work.updatePriority()
             state.works[subscription.key] = work
             return (waiter, nil)
         }
-        abandonedTask?.cancel()
+        abandon?()
         waiter?.observer.completion(.failure(.cancelled(key: subscription.key)))
     }
 
@@ -198,30 +216,5 @@ final class CoalescingPool<Value: Sendable>: Sendable {
             return work.waiters.values.compactMap(\.observer.progress)
         }
         for handler in handlers { handler(progress) }
-    }
-}
-
-extension CoalescingPool {
-    /// Joins the work for `key` and waits for its outcome; cancelling the
-    /// calling task leaves the work (which goes on for other waiters).
-    func value(
-        key: String,
-        priority: Priority,
-        progress: (@Sendable (DownloadProgress) -> Void)? = nil,
-        onSubscribe: (Subscription) -> Void = { _ in },
-        operation: @escaping @Sendable (Context) async -> Outcome
-    ) async -> Outcome {
-        let box = Locked<Subscription?>(nil)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let observer = Observer(progress: progress) { continuation.resume(returning: $0) }
-                let subscription = subscribe(key: key, priority: priority, observer: observer, operation: operation)
-                box.withLock { $0 = subscription }
-                onSubscribe(subscription)
-                if Task.isCancelled { subscription.cancel() }
-            }
-        } onCancel: {
-            box.withLock { $0 }?.cancel()
-        }
     }
 }

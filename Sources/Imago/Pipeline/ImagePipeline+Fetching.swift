@@ -29,136 +29,143 @@ final class StoreClaim: Sendable {
 }
 
 // The stages behind a request: memory (in `ImagePipeline.loadImage`), then
-// disk, then the network, then decoding. Each runs on the thread pool that
-// suits it; the shared fetches are coalesced by key.
+// disk, then the network, then decoding. Disk reads and decodes are jobs on
+// the decode threads, downloads run in tasks, and each stage hands its
+// result straight to the next: a disk hit costs one thread hand-off, a
+// download one task and one hand-off. The shared fetches are coalesced by key.
 extension ImagePipeline {
     typealias ImageContext = CoalescingPool<FetchedImage>.Context
     typealias DataContext = CoalescingPool<FetchedData>.Context
+    typealias ImageCompletion = @Sendable (Result<FetchedImage, Error>) -> Void
 
-    func fetchImage(_ request: ImageRequest, context: ImageContext) async -> Result<FetchedImage, Error> {
+    /// Starts the shared fetch of `request`'s image; `complete` is called
+    /// once with its outcome. Returns what stops it.
+    func startImageFetch(_ request: ImageRequest, context: ImageContext, complete: @escaping ImageCompletion) -> @Sendable () -> Void {
+        let stage = FetchStage()
         // Another request may have stored the image since the caller looked.
         if let image = cachedImage(for: request) {
-            return .success(FetchedImage(image: image, source: .memory, timings: .init()))
-        }
-        let stale: StoredEntry?
-        switch await lookUpOnDisk(request, context: context) {
-        case .hit(let hit): return hit
-        case .stale(let entry): stale = entry
-        case .miss: stale = nil
-        }
-        if request.networkPolicy == .cacheOnly {
-            return .failure(.notCached(key: request.cacheKey))
-        }
-        let dataOutcome = await dataFetches.value(
-            key: request.dataFetchKey,
-            priority: context.priority,
-            progress: { context.reportProgress($0) },
-            onSubscribe: { subscription in
-                if subscription.joined { metrics.coalesced() }
-                context.observePriority { subscription.setPriority($0) }
-            },
-            operation: { [self] dataContext in await fetchData(request, revalidating: stale, context: dataContext) }
-        )
-        let fetched: FetchedData
-        switch dataOutcome {
-        case .success(let value): fetched = value
-        case .failure(let error): return .failure(error)
-        }
-        let decodeStart = ContinuousClock.now
-        guard let ticket = await decodeSlot(context) else { return .failure(.cancelled(key: request.cacheKey)) }
-        defer { decodeLimiter.release(ticket) }
-        let options = decodingOptions(for: request)
-        let dataCache = request.cachePolicy.write.contains(.disk) ? configuration.dataCache : nil
-        let processors = request.processors
-        let storesOriginal = configuration.diskStorage.contains(.originalData) || request.imageKey == request.cacheKey
-        let processedStore = processedStore(for: request)
-        let decoded = await decodeThreads.run { [configuration, logger] in
-            let decoded = Self.render(fetched.data, options: options, decoders: configuration.decoders, processors: processors)
-            Self.releaseFreedMemory(afterDecoding: fetched.data.count)
-            guard let metadata = fetched.metadata, !fetched.freshness.isStale else { return decoded }
-            // Data that decodes is kept even if a processor failed on it.
-            if !decoded.isDecodingFailure, storesOriginal, let dataCache, fetched.storeClaim.take() {
-                Self.store(fetched.data, metadata: metadata, forKey: request.cacheKey, in: dataCache, logger: logger)
+            complete(.success(FetchedImage(image: image, source: .memory, timings: .init())))
+        } else if let dataCache = diskCacheToRead(for: request) {
+            let job = stage.submit(to: decodeThreads, priority: context.priority) { [self] in
+                switch readFromDisk(request, dataCache: dataCache) {
+                case .miss: fetchFromNetwork(request, revalidating: nil, stage: stage, context: context, complete: complete)
+                case .stale(let entry): fetchFromNetwork(request, revalidating: entry, stage: stage, context: context, complete: complete)
+                case .decoded(let decoded, let freshness, let count, let timings):
+                    metrics.diskHit()
+                    if case .stale(.revalidatingInBackground) = freshness { refreshInBackground(request) }
+                    complete(finish(request, decoded, source: .disk, freshness: freshness, dataCount: count, timings: timings))
+                }
             }
-            processedStore?.store(decoded, metadata: metadata, logger: logger)
-            return decoded
+            if let job { context.observePriority { [decodeThreads] in decodeThreads.setPriority($0, for: job) } }
+        } else {
+            fetchFromNetwork(request, revalidating: nil, stage: stage, context: context, complete: complete)
         }
-        let timings = ImageResponse.Timings(download: fetched.download, decode: ContinuousClock.now - decodeStart)
-        return await finish(
-            request, decoded, source: fetched.source, freshness: fetched.freshness, dataCount: fetched.data.count, timings: timings
-        )
+        return { stage.cancel() }
     }
 
-    /// What the disk tier holds for a request.
-    private enum DiskLookup {
+    /// The disk cache to look in, if the request reads it and the index may
+    /// hold its data (or its processed image): a miss never leaves the caller's thread.
+    private func diskCacheToRead(for request: ImageRequest) -> (any DataCaching)? {
+        guard request.networkPolicy != .reload, request.cachePolicy.read.contains(.disk),
+              let dataCache = configuration.dataCache else { return nil }
+        let processedKey = processedStore(for: request)?.key
+        guard dataCache.mayContainData(forKey: request.cacheKey) || processedKey.map(dataCache.mayContainData(forKey:)) == true
+        else { return nil }
+        return dataCache
+    }
+
+    /// What a read of the disk tier found.
+    private enum DiskTrip: Sendable {
         /// Nothing usable: no entry, or one for other Vary values or with damaged metadata.
         case miss
-        /// Served from disk (fresh, or stale where that is allowed): decoded, or failed to.
-        case hit(Result<FetchedImage, Error>)
         /// An entry that needs the server's word before it is used.
         case stale(StoredEntry)
-    }
-
-    /// Looks on disk; a usable entry is read and decoded in one trip to the
-    /// decode threads. The index answers a miss without leaving this thread.
-    private func lookUpOnDisk(_ request: ImageRequest, context: ImageContext) async -> DiskLookup {
-        let key = request.cacheKey
-        let processedStore = processedStore(for: request)
-        guard request.networkPolicy != .reload, request.cachePolicy.read.contains(.disk), let dataCache = configuration.dataCache,
-              dataCache.mayContainData(forKey: key) || processedStore.map({ dataCache.mayContainData(forKey: $0.key) }) == true
-        else { return .miss }
-        guard let ticket = await decodeSlot(context) else { return .hit(.failure(.cancelled(key: key))) }
-        defer { decodeLimiter.release(ticket) }
-        let options = decodingOptions(for: request)
-        let processors = request.processors
-        let rules = cacheRules
-        let outcome = await decodeThreads.run { [configuration, logger] () -> DiskTrip in
-            let readStart = ContinuousClock.now
-            // A fresh processed image is the result as it is: no scaling, no processors.
-            if let processedStore, let processed = dataCache.cachedData(forKey: processedStore.key),
-               case .serve(.fresh) = rules.use(processed, for: request) {
-                let decodeStart = ContinuousClock.now
-                let plain = ImageDecodingOptions(maximumPixelCount: options.maximumPixelCount, maximumFrameCount: options.maximumFrameCount)
-                let decoded = Self.render(processed.data, options: plain, decoders: configuration.decoders, processors: [])
-                let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
-                if case .success = decoded { return .decoded(decoded, .fresh, processed.data.count, timings) }
-                Self.remove(processedStore.key, from: dataCache, logger: logger)
-            }
-            guard let cached = dataCache.cachedData(forKey: key) else { return .miss }
-            switch rules.use(cached, for: request) {
-            case .skip: return .miss
-            case .revalidate(let entry): return .stale(entry)
-            case .serve(let freshness):
-                let decodeStart = ContinuousClock.now
-                let decoded = Self.render(cached.data, options: options, decoders: configuration.decoders, processors: processors)
-                Self.releaseFreedMemory(afterDecoding: cached.data.count)
-                let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
-                if case .fresh = freshness { processedStore?.store(decoded, metadata: cached.metadata, logger: logger) }
-                return .decoded(decoded, freshness, cached.data.count, timings)
-            }
-        }
-        switch outcome {
-        case .miss: return .miss
-        case .stale(let entry): return .stale(entry)
-        case .decoded(let decoded, let freshness, let count, let timings):
-            metrics.diskHit()
-            if case .stale(.revalidatingInBackground) = freshness { refreshInBackground(request) }
-            return .hit(await finish(request, decoded, source: .disk, freshness: freshness, dataCount: count, timings: timings))
-        }
-    }
-
-    /// What a trip to the decode threads brings back from disk.
-    private enum DiskTrip: Sendable {
-        case miss
-        case stale(StoredEntry)
+        /// Served from disk (fresh, or stale where that is allowed): decoded, or failed to.
         case decoded(Result<Image, RenderFailure>, ImageResponse.Freshness, Int, ImageResponse.Timings)
     }
 
-    /// Waits for a decoding slot at the work's priority; `nil` if cancelled while queued.
-    private func decodeSlot(_ context: ImageContext) async -> WorkLimiter.Ticket? {
-        let ticket = decodeLimiter.enqueue(priority: context.priority)
-        context.observePriority { [decodeLimiter] in decodeLimiter.setPriority($0, for: ticket) }
-        return await decodeLimiter.wait(ticket) ? ticket : nil
+    /// Reads and decodes a usable entry (on a decode thread).
+    private func readFromDisk(_ request: ImageRequest, dataCache: any DataCaching) -> DiskTrip {
+        let readStart = ContinuousClock.now
+        let options = decodingOptions(for: request)
+        let processedStore = processedStore(for: request)
+        let rules = cacheRules
+        // A fresh processed image is the result as it is: no scaling, no processors.
+        if let processedStore, let processed = dataCache.cachedData(forKey: processedStore.key),
+           case .serve(.fresh) = rules.use(processed, for: request) {
+            let decodeStart = ContinuousClock.now
+            let plain = ImageDecodingOptions(maximumPixelCount: options.maximumPixelCount, maximumFrameCount: options.maximumFrameCount)
+            let decoded = Self.render(processed.data, options: plain, decoders: configuration.decoders, processors: [])
+            let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
+            if case .success = decoded { return .decoded(decoded, .fresh, processed.data.count, timings) }
+            Self.remove(processedStore.key, from: dataCache, logger: logger)
+        }
+        guard let cached = dataCache.cachedData(forKey: request.cacheKey) else { return .miss }
+        switch rules.use(cached, for: request) {
+        case .skip: return .miss
+        case .revalidate(let entry): return .stale(entry)
+        case .serve(let freshness):
+            let decodeStart = ContinuousClock.now
+            let decoded = Self.render(cached.data, options: options, decoders: configuration.decoders, processors: request.processors)
+            Self.releaseFreedMemory(afterDecoding: cached.data.count)
+            let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
+            if case .fresh = freshness { processedStore?.store(decoded, metadata: cached.metadata, logger: logger) }
+            return .decoded(decoded, freshness, cached.data.count, timings)
+        }
+    }
+
+    /// Joins (or starts) the download of the request's data; the data is
+    /// decoded, and stored by the first waiter to decode it, on a decode thread.
+    private func fetchFromNetwork(
+        _ request: ImageRequest,
+        revalidating stale: StoredEntry?,
+        stage: FetchStage,
+        context: ImageContext,
+        complete: @escaping ImageCompletion
+    ) {
+        if request.networkPolicy == .cacheOnly {
+            return complete(.failure(.notCached(key: request.cacheKey)))
+        }
+        let observer = CoalescingPool<FetchedData>.Observer(progress: { context.reportProgress($0) }) { [self] outcome in
+            switch outcome {
+            case .failure(let error):
+                complete(.failure(error))
+            case .success(let fetched):
+                let decodeStart = ContinuousClock.now
+                let job = stage.submit(to: decodeThreads, priority: context.priority) { [self] in
+                    let decoded = decodeAndStore(fetched, for: request)
+                    let timings = ImageResponse.Timings(download: fetched.download, decode: ContinuousClock.now - decodeStart)
+                    complete(finish(
+                        request, decoded, source: fetched.source, freshness: fetched.freshness, dataCount: fetched.data.count, timings: timings
+                    ))
+                }
+                if let job { context.observePriority { [decodeThreads] in decodeThreads.setPriority($0, for: job) } }
+            }
+        }
+        let subscription = stage.download {
+            dataFetches.subscribe(key: request.dataFetchKey, priority: context.priority, observer: observer) { [self] dataContext in
+                await fetchData(request, revalidating: stale, context: dataContext)
+            }
+        }
+        guard let subscription else { return }
+        if subscription.joined { metrics.coalesced() }
+        context.observePriority { subscription.setPriority($0) }
+    }
+
+    /// Decodes fetched data and, if it decodes and this waiter took the
+    /// right to, stores it (on a decode thread: one hand-off for both).
+    private func decodeAndStore(_ fetched: FetchedData, for request: ImageRequest) -> Result<Image, RenderFailure> {
+        let decoded = Self.render(fetched.data, options: decodingOptions(for: request), decoders: configuration.decoders, processors: request.processors)
+        Self.releaseFreedMemory(afterDecoding: fetched.data.count)
+        guard let metadata = fetched.metadata, !fetched.freshness.isStale else { return decoded }
+        let storesOriginal = configuration.diskStorage.contains(.originalData) || request.imageKey == request.cacheKey
+        // Data that decodes is kept even if a processor failed on it.
+        if !decoded.isDecodingFailure, storesOriginal, request.cachePolicy.write.contains(.disk), let dataCache = configuration.dataCache,
+           fetched.storeClaim.take() {
+            Self.store(fetched.data, metadata: metadata, forKey: request.cacheKey, in: dataCache, logger: logger)
+        }
+        processedStore(for: request)?.store(decoded, metadata: metadata, logger: logger)
+        return decoded
     }
 
     private func decodingOptions(for request: ImageRequest) -> ImageDecodingOptions {
@@ -172,7 +179,7 @@ extension ImagePipeline {
 
     /// Stores a decoded image in memory (unless it is stale, so that the
     /// next request looks again), or handles a failed decode: data that does
-    /// not decode is not kept on disk, as it would fail again.
+    /// not decode is not kept on disk, as it would fail again. Runs on a decode thread.
     private func finish(
         _ request: ImageRequest,
         _ decoded: Result<Image, RenderFailure>,
@@ -180,12 +187,12 @@ extension ImagePipeline {
         freshness: ImageResponse.Freshness,
         dataCount: Int,
         timings: ImageResponse.Timings
-    ) async -> Result<FetchedImage, Error> {
+    ) -> Result<FetchedImage, Error> {
         let name = request.url?.absoluteString ?? request.cacheKey
         switch decoded {
         case .failure(.decoding(let error)):
             logger.debug("decoding failed", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
-            if source == .disk { await removeStoredData(forKey: request.cacheKey) }
+            if source == .disk, let dataCache = configuration.dataCache { Self.remove(request.cacheKey, from: dataCache, logger: logger) }
             return .failure(.decodingFailed(key: name, underlying: error))
         case .failure(.processing(let processor)):
             // The data is fine (another request may process it differently): it stays stored.
@@ -240,7 +247,9 @@ extension ImagePipeline {
             return .success(FetchedData(data: stale.data, download: download, source: .disk, freshness: .revalidated, metadata: metadata))
         case .success(let response):
             metrics.networkLoad(bytes: response.data.count)
-            let metadata = rules.metadata(for: response, requestHeaders: request.headers, requestTime: requestTime)
+            // Without a disk cache nothing is stored: the metadata is not worth making.
+            let metadata = configuration.dataCache == nil
+                ? nil : rules.metadata(for: response, requestHeaders: request.headers, requestTime: requestTime)
             return .success(FetchedData(data: response.data, download: download, metadata: metadata))
         case .failure(let error):
             guard let stale, error.isTemporary, rules.allowsStaleOnError(stale) else { return .failure(error) }

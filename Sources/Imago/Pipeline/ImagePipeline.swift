@@ -27,9 +27,10 @@ public final class ImagePipeline: Sendable {
     let imageFetches = CoalescingPool<FetchedImage>()
     let dataFetches = CoalescingPool<FetchedData>()
     let downloadLimiter: WorkLimiter
-    let decodeLimiter: WorkLimiter
-    let diskThreads: BlockingPool
-    let decodeThreads: BlockingPool
+    /// Disk reads and decodes; as many threads as decodes may run at once.
+    let decodeThreads: PriorityThreadPool
+    /// Partial downloads and explicit cache access.
+    let diskThreads: PriorityThreadPool
     let metrics: PipelineMetrics
     var logger: Logger { configuration.logger }
 
@@ -44,9 +45,8 @@ public final class ImagePipeline: Sendable {
             limit: configuration.maximumConcurrentDownloads,
             perKeyLimit: configuration.maximumConcurrentDownloadsPerHost
         )
-        decodeLimiter = WorkLimiter(limit: configuration.maximumConcurrentDecodes)
-        diskThreads = BlockingPool(threads: configuration.diskThreadCount, name: "imago-disk")
-        decodeThreads = BlockingPool(threads: configuration.maximumConcurrentDecodes, name: "imago-decode")
+        decodeThreads = PriorityThreadPool(threads: configuration.maximumConcurrentDecodes, name: "imago-decode")
+        diskThreads = PriorityThreadPool(threads: configuration.diskThreadCount, name: "imago-disk")
         metrics = PipelineMetrics()
     }
 
@@ -121,7 +121,7 @@ public final class ImagePipeline: Sendable {
             }
         )
         let subscription = imageFetches.subscribe(key: request.imageFetchKey, priority: request.priority, observer: observer) {
-            [self] context in await fetchImage(request, context: context)
+            [self] context, complete in startImageFetch(request, context: context, complete: complete)
         }
         if subscription.joined { metrics.coalesced() }
         task.attach(subscription)

@@ -21,13 +21,24 @@ public final class ImageTask: Sendable, Hashable {
     public let id: UInt64
     /// The request the task loads.
     public let request: ImageRequest
-    /// Bytes received and expected, as the download goes; ends when the task ends.
-    /// It keeps only the newest value for a slow reader.
-    public let progress: AsyncStream<DownloadProgress>
-
-    private let progressContinuation: AsyncStream<DownloadProgress>.Continuation
+    /// Bytes received and expected, as the download goes, from the moment
+    /// it is first read; ends when the task ends. It keeps only the newest
+    /// value for a slow reader. Made on first use: a task nobody follows
+    /// reports nothing.
+    public var progress: AsyncStream<DownloadProgress> {
+        state.withLock { state in
+            if let stream = state.progressStream { return stream }
+            let (stream, continuation) = AsyncStream.makeStream(of: DownloadProgress.self, bufferingPolicy: .bufferingNewest(1))
+            state.progressStream = stream
+            // A fresh stream has no reader yet: finishing it under the lock wakes nobody.
+            if state.outcome == nil { state.progressContinuation = continuation } else { continuation.finish() }
+            return stream
+        }
+    }
 
     private struct State {
+        var progressStream: AsyncStream<DownloadProgress>?
+        var progressContinuation: AsyncStream<DownloadProgress>.Continuation?
         var priority: Priority
         var subscription: CoalescingPool<FetchedImage>.Subscription?
         var outcome: Outcome?
@@ -40,7 +51,6 @@ public final class ImageTask: Sendable, Hashable {
     init(id: UInt64, request: ImageRequest, onFinish: @escaping @Sendable (ImageTask, Outcome) -> Void) {
         self.id = id
         self.request = request
-        (progress, progressContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         state = Locked(State(priority: request.priority, onFinish: onFinish))
     }
 
@@ -103,20 +113,23 @@ public final class ImageTask: Sendable, Hashable {
     }
 
     func reportProgress(_ progress: DownloadProgress) {
-        progressContinuation.yield(progress)
+        state.withLock { $0.progressContinuation }?.yield(progress)
     }
 
     /// Completes the task; only the first completion counts.
     @discardableResult
     func finish(_ outcome: Outcome) -> Bool {
-        let taken = state.withLock { state -> ([CheckedContinuation<Outcome, Never>], (@Sendable (ImageTask, Outcome) -> Void)?)? in
+        typealias Taken = (
+            [CheckedContinuation<Outcome, Never>], (@Sendable (ImageTask, Outcome) -> Void)?, AsyncStream<DownloadProgress>.Continuation?
+        )
+        let taken = state.withLock { state -> Taken? in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
-            defer { state.waiters = []; state.onFinish = nil }
-            return (state.waiters, state.onFinish)
+            defer { state.waiters = []; state.onFinish = nil; state.progressContinuation = nil }
+            return (state.waiters, state.onFinish, state.progressContinuation)
         }
-        guard let (waiters, onFinish) = taken else { return false }
-        progressContinuation.finish()
+        guard let (waiters, onFinish, progressContinuation) = taken else { return false }
+        progressContinuation?.finish()
         onFinish?(self, outcome)
         for waiter in waiters { waiter.resume(returning: outcome) }
         return true

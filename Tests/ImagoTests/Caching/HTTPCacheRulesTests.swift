@@ -48,6 +48,11 @@ struct HTTPCacheRulesTests {
         #expect(CacheControl(["max-age=99999999999999999999999"]).maxAge == 1 << 31)
         #expect(CacheControl(["immutable"]).immutable)
         #expect(CacheControl([]) == CacheControl([""]))
+        #expect(CacheControl([" \tMax-Age = 5\t, ,IMMUTABLE "]) == CacheControl(["max-age=5, immutable"]), "spaces, tabs and empty directives")
+        #expect(CacheControl(["max-age=\u{0663}"]).maxAge == 0, "only ASCII digits count")
+        #expect(CacheControl(["max-age=\"\""]).maxAge == 0 && CacheControl(["max-age=\""]).maxAge == 0, "empty or lone quotes")
+        #expect(CacheControl(["max-age=4294967295"]).maxAge == 1 << 31 && CacheControl(["max-age=0012"]).maxAge == 12)
+        #expect(CacheControl(["max-agex=5", "no-stor", "=5"]) == CacheControl([]), "only whole names match")
     }
 
     /// Metadata for a response received at `received` (sent one second before).
