@@ -25,12 +25,16 @@ final class PriorityThreadPool: Sendable {
 
     private let queue: JobQueue
 
-    /// Starts `threads` threads named `name`-0, `name`-1, ...
+    /// Starts `threads` threads named `name`0, `name`1, ...
     init(threads: Int, name: String) {
         queue = JobQueue()
         for index in 0..<max(1, threads) {
-            let thread = Thread { [queue] in queue.runJobs() }
-            thread.name = "\(name)\(index)"
+            let threadName = "\(name)\(index)"
+            let thread = Thread { [queue] in
+                // Set from the thread itself, so that it reaches the kernel (for profilers and debuggers).
+                Thread.current.name = threadName
+                queue.runJobs()
+            }
             thread.start()
         }
     }
@@ -47,7 +51,8 @@ final class PriorityThreadPool: Sendable {
         queue.submit(priority: priority, body)
     }
 
-    /// Moves a queued job to another priority (behind the jobs already there).
+    /// Moves a queued job to another priority, behind the jobs already there
+    /// (a job that returns to a level it left takes back its old place).
     func setPriority(_ priority: Priority, for job: Job) {
         queue.setPriority(priority, for: job)
     }
@@ -58,6 +63,9 @@ final class PriorityThreadPool: Sendable {
     func cancel(_ job: Job) -> Bool {
         queue.cancel(job)
     }
+
+    /// The number of jobs waiting for a thread.
+    var queuedCount: Int { queue.queuedCount }
 
     /// Runs `body` on one of the threads at `priority` and returns its result.
     func run<T: Sendable>(priority: Priority = .normal, _ body: @escaping @Sendable () -> T) async -> T {
@@ -122,6 +130,12 @@ private final class JobQueue: @unchecked Sendable {
         let removed = jobs.removeValue(forKey: job)
         pthread_mutex_unlock(mutex)
         return removed != nil
+    }
+
+    var queuedCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return jobs.count
     }
 
     func shutDown() {

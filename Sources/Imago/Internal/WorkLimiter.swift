@@ -60,7 +60,9 @@ final class WorkLimiter: Sendable {
     /// cancelled (by ``cancel(_:)`` or by cancelling the calling task) while
     /// queued; the caller then has no slot to release.
     func wait(_ ticket: Ticket) async -> Bool {
-        await withTaskCancellationHandler {
+        // Admitted when it joined (the common case): no suspension.
+        if isRunning(ticket) { return true }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let admitted: Bool? = state.withLock { state in
                     switch state.phases[ticket] {

@@ -23,20 +23,51 @@ enum MockImage {
     }
 }
 
-/// Decodes ``MockImage`` data and counts its decodes.
+/// Decodes ``MockImage`` data, counts its decodes, records the order of the
+/// images it decodes, and can hold decodes (on the pipeline's decode threads)
+/// until released.
 final class MockImageDecoder: ImageDecoding {
-    private let decodes = Locked(0)
+    private struct State {
+        var count = 0
+        var order: [UInt32] = []
+        var isPaused = false
+        var held: [DispatchSemaphore] = []
+    }
 
-    var decodeCount: Int { decodes.withLock { $0 } }
+    private let state = Locked(State())
+
+    var decodeCount: Int { state.withLock { $0.count } }
+    /// The identifiers of the mock images decoded (or being decoded), in the order decodes started.
+    var decodeOrder: [UInt32] { state.withLock { $0.order } }
+
+    /// Holds every decode that starts from now on until ``resume()``.
+    func pause() { state.withLock { $0.isPaused = true } }
+
+    /// Releases the held decodes.
+    func resume() {
+        let held = state.withLock { state in
+            state.isPaused = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for semaphore in held { semaphore.signal() }
+    }
 
     func canDecode(_ format: ImageFormat) -> Bool { format == .unknown }
 
     func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
-        decodes.withLock { $0 += 1 }
+        let id = data.count == 8 ? data.suffix(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : 0
+        let hold = state.withLock { state -> DispatchSemaphore? in
+            state.count += 1
+            state.order.append(id)
+            guard state.isPaused else { return nil }
+            state.held.append(DispatchSemaphore(value: 0))
+            return state.held.last
+        }
+        hold?.wait()
         guard data.count == 8, data.prefix(4) == Data("MOCK".utf8) else {
             throw ImageDecodingError(code: .corrupt, format: .unknown, detail: "not a mock image")
         }
-        let id = data.suffix(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         guard let image = MockImage.image(id: id) else {
             throw ImageDecodingError(code: .corrupt, format: .unknown)
         }
@@ -51,7 +82,8 @@ extension ImagePipeline {
         decoder: MockImageDecoder = MockImageDecoder(),
         dataCache: (any DataCaching)? = nil,
         downloads: Int = 16,
-        perHost: Int = 16
+        perHost: Int = 16,
+        decodes: Int = 2
     ) -> ImagePipeline {
         ImagePipeline(configuration: Configuration(
             dataLoader: loader,
@@ -59,7 +91,8 @@ extension ImagePipeline {
             dataCache: dataCache,
             decoders: [decoder],
             maximumConcurrentDownloads: downloads,
-            maximumConcurrentDownloadsPerHost: perHost
+            maximumConcurrentDownloadsPerHost: perHost,
+            maximumConcurrentDecodes: decodes
         ))
     }
 }

@@ -67,6 +67,32 @@ struct SchedulingTests {
         #expect(loader.startOrder == [url(0), url(4), url(3), url(2), url(1)])
     }
 
+    @Test("queued decodes run highest priority first, a priority change reorders them, and a cancelled one never runs")
+    func decodePriorities() async throws {
+        // Given one decode thread, held by a decode
+        let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder, decodes: 1)
+        decoder.pause()
+        let blocker = pipeline.imageTask(for: ImageRequest(url: url(10)))
+        while decoder.decodeOrder.isEmpty { await Task.yield() }
+
+        // When downloaded images of mixed priority queue for decoding
+        let low = pipeline.imageTask(for: ImageRequest(url: url(11), priority: .low))
+        let normal = pipeline.imageTask(for: ImageRequest(url: url(12), priority: .normal))
+        let high = pipeline.imageTask(for: ImageRequest(url: url(13), priority: .high))
+        let raised = pipeline.imageTask(for: ImageRequest(url: url(14), priority: .veryLow))
+        let cancelled = pipeline.imageTask(for: ImageRequest(url: url(15), priority: .veryHigh))
+        while pipeline.decodeThreads.queuedCount < 5 { await Task.yield() }
+        raised.priority = .veryHigh
+        cancelled.cancel()
+        #expect(pipeline.decodeThreads.queuedCount == 4, "the cancelled decode left the queue")
+
+        // Then they decode by priority, the raised one first, the cancelled one never
+        decoder.resume()
+        for task in [blocker, low, normal, high, raised] { _ = try await task.response }
+        #expect(decoder.decodeOrder == [10, 14, 13, 12, 11])
+        await #expect(throws: ImagePipeline.Error.self) { try await cancelled.response }
+    }
+
     @Test("shared work runs at its most urgent waiter's priority")
     func sharedPriority() async throws {
         let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder, downloads: 1)
