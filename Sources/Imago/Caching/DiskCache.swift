@@ -107,9 +107,12 @@ public final class DiskCache: DataCaching, Sendable {
         }
     }
 
-    /// Answered from the in-memory index: no I/O.
+    /// Answered from the in-memory index, never waiting: no I/O, and while
+    /// another thread holds the index (a store's rename, a trim's batch of
+    /// unlinks) the answer is "maybe", so a caller on the main thread never blocks.
     public func mayContainData(forKey key: String) -> Bool {
-        containsData(forKey: key)
+        let hash = EntryHash(key: key)
+        return state.tryWithLock { !$0.isClosed && $0.index.record(for: hash) != nil } ?? true
     }
 
     public func containsData(forKey key: String) -> Bool {

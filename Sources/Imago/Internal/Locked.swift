@@ -50,6 +50,14 @@ final class Locked<Value> {
         mutex.deallocate()
     }
 
+    /// Runs `body` if the mutex is free at once; `nil` (without waiting) if another thread holds it.
+    @inlinable
+    func tryWithLock<Result>(_ body: (inout Value) -> Result) -> Result? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return body(&value)
+    }
+
     /// Runs `body` with the mutex held. Keep it short: no waiting, no user code.
     @inlinable
     func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {

@@ -38,6 +38,18 @@ struct DiskCacheTests {
         expectConsistent(cache)
     }
 
+    @Test("mayContainData answers from the index and never waits: \"maybe\" while the index is busy", .timeLimit(.minutes(1)))
+    func mayContainData() throws {
+        let cache = try open()
+        try cache.storeData(Data("x".utf8), forKey: "stored")
+        #expect(cache.mayContainData(forKey: "stored"))
+        #expect(!cache.mayContainData(forKey: "absent"))
+        // While another operation holds the index (here, this thread), the answer is "maybe" at once.
+        cache.state.withLock { _ in #expect(cache.mayContainData(forKey: "absent")) }
+        cache.close()
+        #expect(!cache.mayContainData(forKey: "stored"), "a closed cache holds nothing")
+    }
+
     @Test("empty data, empty keys, large metadata and keys that differ only slightly")
     func edgeCases() throws {
         let cache = try open()
