@@ -93,6 +93,33 @@ struct SchedulingTests {
         await #expect(throws: ImagePipeline.Error.self) { try await cancelled.response }
     }
 
+    @Test("a disk hit queued behind a busy decode thread and then cancelled is never read or decoded")
+    func cancelledDiskHit() async throws {
+        // Given a disk cache holding an image, and the only decode thread held by a download's decode
+        let folder = TemporaryDirectory()
+        let disk = try DiskCache(path: folder.path)
+        try disk.storeData(MockImage.data(id: 21), forKey: url(21).absoluteString)
+        let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder, dataCache: disk, decodes: 1)
+        decoder.pause()
+        let blocker = pipeline.imageTask(for: ImageRequest(url: url(20)))
+        while decoder.decodeOrder.isEmpty { await Task.yield() }
+
+        // When the disk hit queues and is cancelled
+        let hit = pipeline.imageTask(for: ImageRequest(url: url(21)))
+        #expect(pipeline.decodeThreads.queuedCount == 1, "the disk read waits for the decode thread")
+        hit.cancel()
+
+        // Then its job left the queue: the entry was never decoded, nothing was downloaded for it, and it is still stored
+        #expect(pipeline.decodeThreads.queuedCount == 0)
+        decoder.resume()
+        _ = try await blocker.response
+        await #expect(throws: ImagePipeline.Error.self) { try await hit.response }
+        #expect(decoder.decodeOrder == [20])
+        #expect(loader.callCount(url(21)) == 0)
+        #expect(disk.containsData(forKey: url(21).absoluteString))
+        #expect(pipeline.statistics.diskHits == 0)
+    }
+
     @Test("shared work runs at its most urgent waiter's priority")
     func sharedPriority() async throws {
         let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder, downloads: 1)
