@@ -15,14 +15,16 @@ final class FetchStage: Sendable {
 
     private let current = Locked(Current.starting)
 
-    /// Queues `body` on `pool` as the fetch's stage, unless the fetch was cancelled.
-    func submit(to pool: PriorityThreadPool, priority: ImageRequest.Priority, _ body: @escaping @Sendable () -> Void) -> PriorityThreadPool.Job? {
-        current.withLock { current in
+    /// Queues `body` on `pool` as the fetch's stage, at the fetch's priority
+    /// and following its changes, unless the fetch was cancelled.
+    func submit(to pool: PriorityThreadPool, context: CoalescingPool<FetchedImage>.Context, _ body: @escaping @Sendable () -> Void) {
+        let job = current.withLock { current -> PriorityThreadPool.Job? in
             if case .cancelled = current { return nil }
-            let job = pool.submit(priority: priority, body)
+            let job = pool.submit(priority: context.priority, body)
             current = .job(pool, job)
             return job
         }
+        if let job { context.observePriority { pool.setPriority($0, for: job) } }
     }
 
     /// Makes the download `subscribe` joins the fetch's stage, unless the

@@ -46,7 +46,7 @@ extension ImagePipeline {
         if let image = cachedImage(for: request) {
             complete(.success(FetchedImage(image: image, source: .memory, timings: .init())))
         } else if let dataCache = diskCacheToRead(for: request) {
-            let job = stage.submit(to: decodeThreads, priority: context.priority) { [self] in
+            stage.submit(to: decodeThreads, context: context) { [self] in
                 switch readFromDisk(request, dataCache: dataCache) {
                 case .miss: fetchFromNetwork(request, revalidating: nil, stage: stage, context: context, complete: complete)
                 case .stale(let entry): fetchFromNetwork(request, revalidating: entry, stage: stage, context: context, complete: complete)
@@ -56,7 +56,6 @@ extension ImagePipeline {
                     complete(finish(request, decoded, source: .disk, freshness: freshness, dataCount: count, timings: timings))
                 }
             }
-            if let job { context.observePriority { [decodeThreads] in decodeThreads.setPriority($0, for: job) } }
         } else {
             fetchFromNetwork(request, revalidating: nil, stage: stage, context: context, complete: complete)
         }
@@ -132,14 +131,13 @@ extension ImagePipeline {
                 complete(.failure(error))
             case .success(let fetched):
                 let decodeStart = ContinuousClock.now
-                let job = stage.submit(to: decodeThreads, priority: context.priority) { [self] in
+                stage.submit(to: decodeThreads, context: context) { [self] in
                     let decoded = decodeAndStore(fetched, for: request)
                     let timings = ImageResponse.Timings(download: fetched.download, decode: ContinuousClock.now - decodeStart)
                     complete(finish(
                         request, decoded, source: fetched.source, freshness: fetched.freshness, dataCount: fetched.data.count, timings: timings
                     ))
                 }
-                if let job { context.observePriority { [decodeThreads] in decodeThreads.setPriority($0, for: job) } }
             }
         }
         let subscription = stage.download {
