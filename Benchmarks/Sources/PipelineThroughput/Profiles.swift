@@ -4,9 +4,9 @@ import Imago
 import ImagoTestSupport
 
 /// Repeats one variant `rounds` times, for a profiler (`perf record`):
-/// PROFILE=bare | loader | instant | nodisk | cold | diskhits | cacheread | direct.
+/// PROFILE=bare | barehandoff | barestore | loader | instant | nodisk | cold | diskhits | cacheread | direct | handoff.
 /// With CPU=1 every timed loop also prints its CPU time per load.
-func profile(_ name: String, server: TestImageServer, client: HTTPClient, loader: HTTPDataLoader, jpeg: Data, paths: [String]) async throws {
+func profile(_ name: String, server: TestImageServer, client: HTTPClient, loader: HTTPDataLoader, jpeg: Data, paths: [String], handOff: HandOffThreads) async throws {
     let keys = (0..<count).map { server.url("/img/\($0).jpg").absoluteString }
     if name == "diskhits" || name == "cacheread" {
         // One cold pass fills the cache the rounds read.
@@ -20,6 +20,10 @@ func profile(_ name: String, server: TestImageServer, client: HTTPClient, loader
         switch name {
         case "bare":
             rate = try await bareLoop(client, urls)
+        case "barehandoff":
+            rate = try await bareLoopHandedOff(client, urls, threads: handOff)
+        case "barestore":
+            rate = try await bareLoopHandedOff(client, urls, threads: handOff, storingIn: scratch + "/bare")
         case "loader":
             rate = try await timedLoop(of: urls.count) { index in
                 _ = try await loader.loadData(for: DataRequest(url: urls[index]), progress: { _ in })
@@ -53,6 +57,8 @@ func profile(_ name: String, server: TestImageServer, client: HTTPClient, loader
             disk.close()
         case "direct":
             rate = try directDecode(paths, keeping: false)
+        case "handoff":
+            rate = try await handedOffDecode(paths, threads: handOff)
         default:
             print("unknown PROFILE \(name)")
             return

@@ -112,6 +112,77 @@ func directDecode(_ paths: [String], keeping: Bool) throws -> Double {
     return Double(paths.count) / seconds(elapsed)
 }
 
+/// The least any pipeline that decodes off the caller's threads can do for a
+/// disk hit: read and decode the file on one of `cores` plain threads, and
+/// resume the waiting task, with `concurrency` loads in flight.
+func handedOffDecode(_ paths: [String], threads: HandOffThreads) async throws -> Double {
+    try await timedLoop(of: paths.count) { index in
+        // The image comes back to the caller, as a pipeline's does, and is freed there.
+        let image = await threads.run {
+            FileManager.default.contents(atPath: paths[index]).flatMap { try? JPEGDecoder().decode($0, options: ImageDecodingOptions()) }
+        }
+        guard image != nil else { throw CocoaError(.fileReadCorruptFile) }
+    }
+}
+
+/// The bare loop plus one hand-off of every body to a plain thread and back:
+/// the least a pipeline that decodes off the cooperative pool adds to a
+/// download. With `folder`, the thread also writes the body the way a
+/// crash-safe store must at least: a new file, then a rename over the entry.
+func bareLoopHandedOff(_ client: HTTPClient, _ urls: [URL], threads: HandOffThreads, storingIn folder: String? = nil) async throws -> Double {
+    if let folder {
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+    return try await timedLoop(of: urls.count) { index in
+        let response = try await client.execute(HTTPClientRequest(url: urls[index].absoluteString), timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let stored = await threads.run { () -> Bool in
+            guard let folder else { return body.readableBytes > 0 }
+            let temporary = "\(folder)/\(index).tmp"
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { return false }
+            let written = body.withUnsafeReadableBytes { write(fd, $0.baseAddress, $0.count) }
+            return close(fd) == 0 && written == body.readableBytes && rename(temporary, "\(folder)/\(index)") == 0
+        }
+        guard response.status == .ok, stored else { throw CocoaError(.fileReadCorruptFile) }
+    }
+}
+
+/// Plain threads that run submitted closures first come first served: a
+/// hand-off with nothing else around it.
+final class HandOffThreads: @unchecked Sendable {
+    // @unchecked: `jobs` is only touched with `condition` locked.
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+
+    init(count: Int) {
+        for _ in 0..<count {
+            Thread { [self] in
+                while true {
+                    condition.lock()
+                    while head == jobs.count { condition.wait() }
+                    let job = jobs[head]
+                    head += 1
+                    if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
+                    condition.unlock()
+                    job()
+                }
+            }.start()
+        }
+    }
+
+    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withUnsafeContinuation { continuation in
+            condition.lock()
+            jobs.append { continuation.resume(returning: body()) }
+            condition.unlock()
+            condition.signal()
+        }
+    }
+}
+
 /// Reads every entry from `disk` and decodes it, on `cores` threads: the
 /// disk cache's part of a disk hit, without the pipeline.
 func cachedDecode(_ disk: DiskCache, keys: [String]) throws -> Double {

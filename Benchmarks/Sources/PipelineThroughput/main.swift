@@ -17,6 +17,14 @@ import NIOCore
 //    2,000 images (read + decode) against reading the same JPEG files from a
 //    plain folder and decoding them with TurboJPEG directly, on as many
 //    threads as the pipeline decodes on.
+// 3. Floors: what any pipeline that decodes off the caller's threads must add
+//    at least: the bare loop with each body handed to a plain thread and back
+//    (and written there as a new file renamed into place, as a crash-safe
+//    store must), and the direct decode done on a plain thread for a waiting
+//    task that gets the image back.
+//
+// Within one process a variant's rate depends on the heap the variants before
+// it left behind; isolated-throughput.sh runs each in a process of its own.
 //
 // Prints the median of each over the rounds. Run in release:
 //     swift run -c release PipelineThroughput [rounds]
@@ -33,20 +41,25 @@ let loader = HTTPDataLoader(configuration: .init(maximumConnectionsPerHost: conc
 try FileManager.default.createDirectory(atPath: scratch + "/files", withIntermediateDirectories: true)
 let paths = (0..<count).map { scratch + "/files/\($0).jpg" }
 for path in paths { _ = FileManager.default.createFile(atPath: path, contents: jpeg) }
+let handOff = HandOffThreads(count: cores)
 
 
 if let name = ProcessInfo.processInfo.environment["PROFILE"] {
-    try await profile(name, server: server, client: client, loader: loader, jpeg: jpeg, paths: paths)
+    try await profile(name, server: server, client: client, loader: loader, jpeg: jpeg, paths: paths, handOff: handOff)
+    try? FileManager.default.removeItem(atPath: scratch)
     exit(0)
 }
 
 print("PipelineThroughput: \(count) loads of a \(jpeg.count)-byte JPEG, \(rounds) rounds, \(cores) cores, \(concurrency) downloads in flight")
 var bare: [Double] = [], skipped: [Double] = [], decoded: [Double] = [], diskHits: [Double] = [], direct: [Double] = []
 var diskHitsUncached: [Double] = [], directKept: [Double] = [], noDisk: [Double] = [], cacheRead: [Double] = []
+var bareHandedOff: [Double] = [], bareStored: [Double] = [], handedOff: [Double] = []
 for round in 0..<rounds {
     // Fresh URLs each round so that nothing is served from a previous round's caches.
     let urls = (0..<count).map { server.url("/img/\($0).jpg?round=\(round)") }
     bare.append(try await bareLoop(client, urls))
+    bareHandedOff.append(try await bareLoopHandedOff(client, urls.map { URL(string: $0.absoluteString + "&handoff")! }, threads: handOff))
+    bareStored.append(try await bareLoopHandedOff(client, urls.map { URL(string: $0.absoluteString + "&stored")! }, threads: handOff, storingIn: scratch + "/bare"))
 
     let (skipping, skippingDisk) = try makePipeline(folder: scratch + "/skip", loader: loader, decoder: PassThroughDecoder())
     skipped.append(try await loadAll(skipping, urls))
@@ -79,23 +92,27 @@ for round in 0..<rounds {
 
     direct.append(try directDecode(paths, keeping: false))
     directKept.append(try directDecode(paths, keeping: true))
-    print(String(format: "round %d: bare %.0f/s, pipeline (decode skipped) %.0f/s (no disk cache %.0f/s), pipeline (decoded) %.0f/s, disk hits %.0f/s (no memory cache %.0f/s), DiskCache read + decode %.0f/s, direct read+decode %.0f/s (keeping the images %.0f/s)",
-                 round + 1, bare.last!, skipped.last!, noDisk.last!, decoded.last!, diskHits.last!, diskHitsUncached.last!, cacheRead.last!, direct.last!, directKept.last!))
+    handedOff.append(try await handedOffDecode(paths, threads: handOff))
+    print(String(format: "round %d: bare %.0f/s, pipeline (decode skipped) %.0f/s (no disk cache %.0f/s), pipeline (decoded) %.0f/s, disk hits %.0f/s (no memory cache %.0f/s), DiskCache read + decode %.0f/s, direct read+decode %.0f/s (keeping the images %.0f/s), bare + hand-off %.0f/s (+ file store %.0f/s), direct + hand-off %.0f/s",
+                 round + 1, bare.last!, skipped.last!, noDisk.last!, decoded.last!, diskHits.last!, diskHitsUncached.last!, cacheRead.last!, direct.last!, directKept.last!, bareHandedOff.last!, bareStored.last!, handedOff.last!))
 }
 print(String(format: """
     median over %d rounds:
       cold, bare AsyncHTTPClient loop          %6.0f requests/s
+      cold, bare loop + hand-off to a thread   %6.0f requests/s  (%.0f%% of bare: the floor's cost)
+      cold, bare + hand-off + file and rename  %6.0f requests/s  (%.0f%% of bare)
       cold, pipeline, decode skipped           %6.0f requests/s  (%.0f%% of bare)
       cold, pipeline, no disk cache, no decode %6.0f requests/s  (%.0f%% of bare)
       cold, pipeline, JPEG decoded             %6.0f requests/s  (%.0f%% of bare)
       direct read + TurboJPEG decode           %6.0f images/s
+      direct, decoded on a thread, handed back %6.0f images/s    (%.0f%% of direct: the floor's cost)
       DiskCache read + TurboJPEG decode        %6.0f images/s    (%.0f%% of direct)
       disk hits, pipeline, no memory cache     %6.0f images/s    (%.0f%% of direct)
       direct, images kept as a cache would     %6.0f images/s
       disk hits, pipeline, memory cache        %6.0f images/s    (%.0f%% of direct keeping the images, %.0f%% of direct)
-    """, rounds, median(bare), median(skipped), 100 * median(skipped) / median(bare),
+    """, rounds, median(bare), median(bareHandedOff), 100 * median(bareHandedOff) / median(bare), median(bareStored), 100 * median(bareStored) / median(bare), median(skipped), 100 * median(skipped) / median(bare),
     median(noDisk), 100 * median(noDisk) / median(bare), median(decoded), 100 * median(decoded) / median(bare),
-    median(direct), median(cacheRead), 100 * median(cacheRead) / median(direct), median(diskHitsUncached), 100 * median(diskHitsUncached) / median(direct),
+    median(direct), median(handedOff), 100 * median(handedOff) / median(direct), median(cacheRead), 100 * median(cacheRead) / median(direct), median(diskHitsUncached), 100 * median(diskHitsUncached) / median(direct),
     median(directKept), median(diskHits), 100 * median(diskHits) / median(directKept), 100 * median(diskHits) / median(direct)))
 try await client.shutdown().get()
 try await loader.shutdown()
