@@ -20,7 +20,7 @@ struct MemoryRun {
 
     func run() async throws {
         let photos = try prepare()
-        let cache = MemoryCache<String, Image>()
+        let cache = MemoryCache<ImageCacheKey, Image>()
         let pipeline = ImagePipeline(configuration: .init(imageCache: cache))
         let start = ContinuousClock.now
         try await loadAll(photos, through: pipeline)
@@ -56,7 +56,7 @@ struct MemoryRun {
         }
     }
 
-    private func report(elapsed: Double, cache: MemoryCache<String, Image>) {
+    private func report(elapsed: Double, cache: MemoryCache<ImageCacheKey, Image>) {
         print(String(format: "loaded %d thumbnails in %.1f s (%.1f/s on %d cores)", count, elapsed, Double(count) / elapsed,
                      ProcessInfo.processInfo.activeProcessorCount))
         print(String(format: "memory cache: %d images, %.0f MB of pixels (cost limit %.0f MB)", cache.totalCount,

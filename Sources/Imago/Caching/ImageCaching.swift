@@ -3,11 +3,11 @@
 /// pipeline makes them on the caller's thread to return memory hits at once.
 public protocol ImageCaching: Sendable {
     /// The image stored for `key`, if any.
-    func image(forKey key: String) -> Image?
+    func image(forKey key: ImageCacheKey) -> Image?
     /// Stores `image` for `key`, charging its ``Image/cost``.
-    func store(_ image: Image, forKey key: String)
+    func store(_ image: Image, forKey key: ImageCacheKey)
     /// Removes the image for `key`, if any.
-    func removeImage(forKey key: String)
+    func removeImage(forKey key: ImageCacheKey)
     /// Removes every image.
     func removeAll()
     /// Removes the images whose time to live has passed.
@@ -16,8 +16,8 @@ public protocol ImageCaching: Sendable {
     var evictionCount: Int { get }
 }
 
-extension MemoryCache: ImageCaching where Key == String, Value == Image {
-    public func image(forKey key: String) -> Image? { value(forKey: key) }
-    public func store(_ image: Image, forKey key: String) { set(image, forKey: key, cost: image.cost) }
-    public func removeImage(forKey key: String) { _ = removeValue(forKey: key) }
+extension MemoryCache: ImageCaching where Key == ImageCacheKey, Value == Image {
+    public func image(forKey key: ImageCacheKey) -> Image? { value(forKey: key) }
+    public func store(_ image: Image, forKey key: ImageCacheKey) { set(image, forKey: key, cost: image.cost) }
+    public func removeImage(forKey key: ImageCacheKey) { _ = removeValue(forKey: key) }
 }

@@ -5,7 +5,7 @@
 /// when every waiter has left. Every waiter gets exactly one completion:
 /// the work's outcome, or a cancellation if it left first. When the work
 /// ends (or is abandoned) its key is free, so the next caller starts anew.
-final class CoalescingPool<Value: Sendable>: Sendable {
+final class CoalescingPool<Key: Hashable & Sendable & CustomStringConvertible, Value: Sendable>: Sendable {
     typealias Priority = ImageRequest.Priority
     typealias Outcome = Result<Value, ImagePipeline.Error>
 
@@ -18,7 +18,7 @@ final class CoalescingPool<Value: Sendable>: Sendable {
     /// A waiter's handle: leave, or change its priority.
     struct Subscription: Sendable {
         fileprivate let pool: CoalescingPool
-        fileprivate let key: String
+        fileprivate let key: Key
         fileprivate let generation: UInt64
         fileprivate let waiter: UInt64
         /// Whether the caller joined work that was already running.
@@ -34,7 +34,7 @@ final class CoalescingPool<Value: Sendable>: Sendable {
     /// What the work sees of its waiters.
     struct Context: Sendable {
         fileprivate let pool: CoalescingPool
-        fileprivate let key: String
+        fileprivate let key: Key
         fileprivate let generation: UInt64
 
         /// Calls `handler` with the work's current priority now and whenever
@@ -89,7 +89,7 @@ final class CoalescingPool<Value: Sendable>: Sendable {
     }
 
     private struct State {
-        var works: [String: Work] = [:]
+        var works: [Key: Work] = [:]
         var nextID: UInt64 = 0
     }
 
@@ -97,7 +97,7 @@ final class CoalescingPool<Value: Sendable>: Sendable {
 
     /// Joins the work for `key`, starting `operation` in a task of its own if none runs.
     func subscribe(
-        key: String,
+        key: Key,
         priority: Priority,
         observer: Observer,
         operation: @escaping @Sendable (Context) async -> Outcome
@@ -114,7 +114,7 @@ final class CoalescingPool<Value: Sendable>: Sendable {
     /// `start` must not block: it hands the work to a thread or a task, which
     /// calls `complete` once (from any thread), and returns what stops the work.
     func subscribe(
-        key: String,
+        key: Key,
         priority: Priority,
         observer: Observer,
         start: @escaping @Sendable (Context, _ complete: @escaping @Sendable (Outcome) -> Void) -> @Sendable () -> Void
@@ -156,7 +156,7 @@ final class CoalescingPool<Value: Sendable>: Sendable {
         if abandoned { cancel() }
     }
 
-    private func finish(key: String, generation: UInt64, outcome: Outcome) {
+    private func finish(key: Key, generation: UInt64, outcome: Outcome) {
         let waiters = state.withLock { state -> [Waiter] in
             guard state.works[key]?.generation == generation else { return [] }
             return Array(state.works.removeValue(forKey: key)!.waiters.values)
@@ -174,7 +174,7 @@ final class CoalescingPool<Value: Sendable>: Sendable {
             return (waiter, nil)
         }
         abandon?()
-        waiter?.observer.completion(.failure(.cancelled(key: subscription.key)))
+        waiter?.observer.completion(.failure(.cancelled(key: subscription.key.description)))
     }
 
     private func setPriority(_ priority: Priority, for subscription: Subscription) {
@@ -195,7 +195,7 @@ final class CoalescingPool<Value: Sendable>: Sendable {
         return state.works.removeValue(forKey: subscription.key)
     }
 
-    private func observePriority(key: String, generation: UInt64, _ handler: @escaping @Sendable (Priority) -> Void) {
+    private func observePriority(key: Key, generation: UInt64, _ handler: @escaping @Sendable (Priority) -> Void) {
         state.withLock { state in
             guard state.works[key]?.generation == generation else { return }
             state.works[key]!.priorityObservers.append(handler)
@@ -203,14 +203,14 @@ final class CoalescingPool<Value: Sendable>: Sendable {
         }
     }
 
-    private func priority(key: String, generation: UInt64) -> Priority {
+    private func priority(key: Key, generation: UInt64) -> Priority {
         state.withLock { state in
             guard let work = state.works[key], work.generation == generation else { return .normal }
             return work.priority
         }
     }
 
-    private func reportProgress(_ progress: DownloadProgress, key: String, generation: UInt64) {
+    private func reportProgress(_ progress: DownloadProgress, key: Key, generation: UInt64) {
         let handlers = state.withLock { state -> [@Sendable (DownloadProgress) -> Void] in
             guard let work = state.works[key], work.generation == generation else { return [] }
             return work.waiters.values.compactMap(\.observer.progress)

@@ -6,15 +6,16 @@ extension ImagePipeline {
     ///
     /// ```swift
     /// let cache = pipeline.cache
-    /// cache.storeImage(avatar, forKey: "user/42")            // memory
-    /// try await cache.storeData(jpeg, forKey: "user/42")     // disk
-    /// let image = cache.cachedImage(forKey: "user/42")
+    /// cache.storeImage(avatar, forKey: ImageCacheKey("user/42"))  // memory
+    /// try await cache.storeData(jpeg, forKey: "user/42")           // disk
+    /// let image = cache.cachedImage(forKey: ImageCacheKey("user/42"))
     /// await cache.removeAll()
     /// ```
     ///
-    /// Keys are the strings requests are cached under: ``ImageRequest/cacheKey``
-    /// for data; for images, the same plus the decoding options
-    /// (``key(for:)`` gives a request's image key).
+    /// Data is kept under a request's ``ImageRequest/cacheKey``; images under
+    /// an ``ImageCacheKey``, the same key plus the decoding options
+    /// (``key(for:)`` gives a request's, `ImageCacheKey("user/42")` one
+    /// without options).
     public struct Cache: Sendable {
         let pipeline: ImagePipeline
 
@@ -22,7 +23,7 @@ extension ImagePipeline {
         private var dataCache: (any DataCaching)? { pipeline.configuration.dataCache }
 
         /// The memory key of the image a request produces.
-        public func key(for request: ImageRequest) -> String { request.imageKey }
+        public func key(for request: ImageRequest) -> ImageCacheKey { request.imageKey }
 
         /// The image in memory for `request`, if any (ignores its cache policy).
         public subscript(request: ImageRequest) -> Image? {
@@ -33,18 +34,18 @@ extension ImagePipeline {
         }
 
         /// The image in memory for `key`, if any.
-        public func cachedImage(forKey key: String) -> Image? { imageCache?.image(forKey: key) }
+        public func cachedImage(forKey key: ImageCacheKey) -> Image? { imageCache?.image(forKey: key) }
 
         /// Stores `image` in memory for `key`.
-        public func storeImage(_ image: Image, forKey key: String) { imageCache?.store(image, forKey: key) }
+        public func storeImage(_ image: Image, forKey key: ImageCacheKey) { imageCache?.store(image, forKey: key) }
 
         /// Removes the image for `key` from memory.
-        public func removeImage(forKey key: String) { imageCache?.removeImage(forKey: key) }
+        public func removeImage(forKey key: ImageCacheKey) { imageCache?.removeImage(forKey: key) }
 
         /// The data stored on disk for `key`, if any.
         public func cachedData(forKey key: String) async -> Data? {
             guard let dataCache else { return nil }
-            return await pipeline.diskThreads.run { dataCache.cachedData(forKey: key)?.data }
+            return await pipeline.diskThreads.run { dataCache.cachedData(forKey: DiskKey.data(key))?.data }
         }
 
         /// Stores `data` on disk for `key`; a later request with that cache key
@@ -52,14 +53,14 @@ extension ImagePipeline {
         public func storeData(_ data: Data, forKey key: String) async throws(DiskCacheError) {
             guard let dataCache else { return }
             let result = await pipeline.diskThreads.run {
-                Result { () throws(DiskCacheError) in try dataCache.storeData(data, metadata: Data(), forKey: key) }
+                Result { () throws(DiskCacheError) in try dataCache.storeData(data, metadata: Data(), forKey: DiskKey.data(key)) }
             }
             try result.get()
         }
 
         /// Removes the data for `key` from disk.
         public func removeData(forKey key: String) async {
-            await pipeline.removeStoredData(forKey: key)
+            await pipeline.removeStoredData(forKey: DiskKey.data(key))
         }
 
         /// Removes what `request` left in memory and on disk.

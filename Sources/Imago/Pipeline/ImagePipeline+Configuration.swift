@@ -63,7 +63,7 @@ extension ImagePipeline {
         /// A configuration with the documented defaults, overridable by argument.
         public init(
             dataLoader: (any DataLoading)? = nil,
-            imageCache: (any ImageCaching)? = MemoryCache<String, Image>(),
+            imageCache: (any ImageCaching)? = MemoryCache<ImageCacheKey, Image>(),
             dataCache: (any DataCaching)? = nil,
             decoders: [any ImageDecoding]? = nil,
             maximumConcurrentDownloads: Int = 16,

@@ -67,9 +67,8 @@ extension ImagePipeline {
     func processedStore(for request: ImageRequest) -> ProcessedImageStore? {
         guard configuration.diskStorage.contains(.processedImages), request.cachePolicy.write.contains(.disk),
               let dataCache = configuration.dataCache else { return nil }
-        let key = request.imageKey
-        guard key != request.cacheKey else { return nil }
-        return ProcessedImageStore(key: key, encoder: configuration.processedImageEncoder, dataCache: dataCache)
+        guard !request.imageKey.isOriginal else { return nil }
+        return ProcessedImageStore(key: DiskKey.processedImage(request.imageKey), encoder: configuration.processedImageEncoder, dataCache: dataCache)
     }
 }
 

@@ -65,10 +65,6 @@ struct PartialDownload: Sendable, Equatable {
               cached.data.count >= Self.minimumCount else { return nil }
         self.init(data: cached.data, validator: validator)
     }
-
-    /// The disk key of the partial download for `key`: a control character
-    /// keeps it apart from every URL (a fragment like `#partial` could clash).
-    static func key(for key: String) -> String { "\u{1}partial\u{1}" + key }
 }
 
 /// `Content-Range: bytes first-last/complete` (RFC 9110 §14.4).
@@ -97,7 +93,7 @@ struct ContentRange: Equatable {
 extension ImagePipeline {
     /// The partial download stored for `key`, if any (read on the disk threads).
     func storedPartial(forKey key: String) async -> PartialDownload? {
-        let partialKey = PartialDownload.key(for: key)
+        let partialKey = DiskKey.partialDownload(key)
         guard let dataCache = configuration.dataCache, dataCache.mayContainData(forKey: partialKey) else { return nil }
         return await diskThreads.run { dataCache.cachedData(forKey: partialKey).flatMap(PartialDownload.init) }
     }
@@ -105,7 +101,7 @@ extension ImagePipeline {
     /// Keeps `partial` on disk for a later attempt (or removes what is kept, for `nil`).
     func storePartial(_ partial: PartialDownload?, forKey key: String) async {
         guard let dataCache = configuration.dataCache else { return }
-        let partialKey = PartialDownload.key(for: key)
+        let partialKey = DiskKey.partialDownload(key)
         guard partial != nil || dataCache.mayContainData(forKey: partialKey) else { return }
         await diskThreads.run { [logger] in
             do {

@@ -18,7 +18,7 @@ public final class ImagePrefetcher: Sendable {
     /// The priority prefetches run at.
     public let priority: ImageRequest.Priority
 
-    private let tasks = Locked<[String: ImageTask]>([:])
+    private let tasks = Locked<[ImageCacheKey: ImageTask]>([:])
 
     /// Creates a prefetcher. The default priority, `.veryLow`, keeps
     /// prefetches behind every request for something on screen.

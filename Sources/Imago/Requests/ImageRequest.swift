@@ -32,13 +32,16 @@ public struct ImageRequest: Sendable {
     public var priority: Priority
     /// The size the image will be displayed at, in pixels; decoders scale down
     /// while decoding where the format allows. `nil` decodes at full size.
-    public var targetSize: ImageSize?
+    public var targetSize: ImageSize? { didSet { updateImageKey() } }
     /// How the image is scaled to ``targetSize``: to fill it (the default)
     /// or to fit inside it. Never enlarged.
-    public var contentMode: ContentMode
+    public var contentMode: ContentMode { didSet { updateImageKey() } }
     /// What is done to the decoded image, in order (resize, crop, round,
     /// blur, ...). Their identifiers are part of the image's cache key.
-    public var processors: [any ImageProcessing]
+    public var processors: [any ImageProcessing] { didSet { updateImageKey() } }
+    /// The key of the decoded image: made when the request is made and when
+    /// one of its fields changes, not on each lookup.
+    private(set) var imageKey: ImageCacheKey
 
     /// Creates a request for a URL.
     ///
@@ -66,6 +69,7 @@ public struct ImageRequest: Sendable {
         self.targetSize = targetSize
         self.contentMode = contentMode
         self.processors = processors
+        imageKey = ImageCacheKey(request: self.cacheKey, targetSize, contentMode, processors)
     }
 
     /// Creates a request whose bytes come from `load`, cached under `key`.
@@ -88,6 +92,7 @@ public struct ImageRequest: Sendable {
         self.targetSize = targetSize
         self.contentMode = contentMode
         self.processors = processors
+        imageKey = ImageCacheKey(request: self.cacheKey, targetSize, contentMode, processors)
     }
 
     /// The URL, for a URL request.
@@ -96,25 +101,15 @@ public struct ImageRequest: Sendable {
         return nil
     }
 
-    /// The key of the decoded image: the data key plus what changes the pixels.
-    var imageKey: String {
-        var key = cacheKey
-        if let targetSize { key += "#size=" + targetSize.description + (contentMode == .fill ? "" : "," + contentMode.rawValue) }
-        if !processors.isEmpty { key += "#" + processors.map(\.identifier).joined(separator: "|") }
-        return key
+    private mutating func updateImageKey() {
+        imageKey = ImageCacheKey(request: self.cacheKey, targetSize, contentMode, processors)
     }
 
-    /// The key its image fetch is shared under: requests that treat the
-    /// caches differently never wait on each other's work.
-    var imageFetchKey: String {
-        networkPolicy == .useCache ? imageKey : imageKey + "#" + networkPolicy.rawValue
-    }
+    /// The key its image fetch is shared under.
+    var imageFetchKey: ImageFetchKey { ImageFetchKey(image: imageKey, networkPolicy: networkPolicy) }
 
-    /// The key its download is shared under: a reload never joins a
-    /// conditional request, whose 304 would hand it the cached data.
-    var dataFetchKey: String {
-        networkPolicy == .reload ? cacheKey + "#reload" : cacheKey
-    }
+    /// The key its download is shared under.
+    var dataFetchKey: DataFetchKey { DataFetchKey(dataKey: cacheKey, isReload: networkPolicy == .reload) }
 
     /// A cache key for `url` without the named query items: for URLs that
     /// carry a rotating token (`?token=...`) so that each token does not

@@ -87,7 +87,7 @@ extension ImagePipeline {
     ) -> ImagePipeline {
         ImagePipeline(configuration: Configuration(
             dataLoader: loader,
-            imageCache: MemoryCache<String, Image>(),
+            imageCache: MemoryCache<ImageCacheKey, Image>(),
             dataCache: dataCache,
             decoders: [decoder],
             maximumConcurrentDownloads: downloads,

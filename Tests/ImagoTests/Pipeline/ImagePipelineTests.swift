@@ -128,7 +128,7 @@ struct ImagePipelineTests {
         let request = ImageRequest(key: "signed/42") { MockImage.data(id: 42) }
         let response = try await pipeline.image(for: request)
         #expect(MockImage.id(of: response.image) == 42)
-        #expect(pipeline.cache.cachedImage(forKey: "signed/42") != nil)
+        #expect(pipeline.cache.cachedImage(forKey: ImageCacheKey("signed/42")) != nil)
 
         struct Denied: Error {}
         let failing = ImageRequest(key: "signed/43") { throw Denied() }
@@ -147,9 +147,9 @@ struct ImagePipelineTests {
         let cache = pipeline.cache
         let image = try #require(MockImage.image(id: 9))
 
-        cache.storeImage(image, forKey: "k")
+        cache.storeImage(image, forKey: ImageCacheKey("k"))
         try await cache.storeData(MockImage.data(id: 10), forKey: "https://images.example/photo10")
-        #expect(cache.cachedImage(forKey: "k") == image)
+        #expect(cache.cachedImage(forKey: ImageCacheKey("k")) == image)
         #expect(await cache.cachedData(forKey: "https://images.example/photo10") == MockImage.data(id: 10))
 
         // Data stored by key is what a request for that key decodes, with no download
@@ -159,7 +159,7 @@ struct ImagePipelineTests {
         await cache.remove(ImageRequest(url: url(10)))
         #expect(await cache.cachedData(forKey: url(10).absoluteString) == nil)
         try await cache.removeAll()
-        #expect(cache.cachedImage(forKey: "k") == nil)
+        #expect(cache.cachedImage(forKey: ImageCacheKey("k")) == nil)
     }
 
     @Test("cache keys keep the query unless told which items to drop")
@@ -186,7 +186,7 @@ struct ImagePipelineTests {
     @Test("statistics count memory evictions made by the cache's limits")
     func evictions() async throws {
         let pipeline = ImagePipeline(configuration: .init(
-            dataLoader: loader, imageCache: MemoryCache<String, Image>(configuration: .init(countLimit: 2, shardCount: 1)),
+            dataLoader: loader, imageCache: MemoryCache<ImageCacheKey, Image>(configuration: .init(countLimit: 2, shardCount: 1)),
             decoders: [decoder]
         ))
         for id in 1...5 { _ = try await pipeline.image(for: url(id)) }
@@ -261,7 +261,7 @@ struct DiskStorageTests {
         let disk = try DiskCache(path: folder.path)
         let first = try await pipeline(disk, .processedImages).image(for: request(32))
         #expect(first.image.size == ImageSize(width: 43, height: 32))
-        let key = pipeline(disk, .processedImages).cache.key(for: request(32))
+        let key = DiskKey.processedImage(request(32).imageKey)
         #expect(!disk.containsData(forKey: "photo"))
         #expect(disk.cachedData(forKey: key).map { ImageFormat(sniffing: $0.data) } == .webp)
 
@@ -278,12 +278,12 @@ struct DiskStorageTests {
         let disk = try DiskCache(path: folder.path)
         _ = try await pipeline(disk, .all).image(for: request(64))
         #expect(disk.containsData(forKey: "photo"))
-        #expect(disk.containsData(forKey: pipeline(disk, .all).cache.key(for: request(64))))
+        #expect(disk.containsData(forKey: DiskKey.processedImage(request(64).imageKey)))
         let other = try await pipeline(disk, .all).image(for: request(16))
         #expect(other.source == .disk && other.image.size == ImageSize(width: 21, height: 16))
         #expect(loads.withLock { $0 } == 1)
 
         _ = try await pipeline(disk, .originalData).image(for: request(48))
-        #expect(!disk.containsData(forKey: pipeline(disk, .originalData).cache.key(for: request(48))))
+        #expect(!disk.containsData(forKey: DiskKey.processedImage(request(48).imageKey)))
     }
 }

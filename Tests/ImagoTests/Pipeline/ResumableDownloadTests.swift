@@ -116,7 +116,7 @@ struct ResumableDownloadTests {
             try expectOnlyTheRestSent(ranges)
             #expect(server.lastRequest("/big.png")?.header("If-Range") == "\"v1\"")
             #expect(disk.cachedData(forKey: url.absoluteString)?.data == Self.first.data)
-            #expect(!disk.containsData(forKey: PartialDownload.key(for: url.absoluteString)))
+            #expect(!disk.containsData(forKey: DiskKey.partialDownload(url.absoluteString)))
         }
     }
 
@@ -128,7 +128,7 @@ struct ResumableDownloadTests {
                 let disk = try openDisk()
                 defer { disk.close() }
                 await #expect(throws: ImagePipeline.Error.self) { try await pipeline(loader, disk, retries: .none).image(for: url) }
-                let kept = disk.cachedData(forKey: PartialDownload.key(for: url.absoluteString))?.data.count ?? 0
+                let kept = disk.cachedData(forKey: DiskKey.partialDownload(url.absoluteString))?.data.count ?? 0
                 #expect((PartialDownload.minimumCount...RangeServer.cutAfter).contains(kept))
                 #expect(!disk.containsData(forKey: url.absoluteString))
             }
@@ -153,7 +153,7 @@ struct ResumableDownloadTests {
             }
             let response = try await pipeline(loader, disk, retries: Self.patient).image(for: url)
             #expect(response.image == Self.second.image)
-            #expect(!disk.containsData(forKey: PartialDownload.key(for: url.absoluteString)))
+            #expect(!disk.containsData(forKey: DiskKey.partialDownload(url.absoluteString)))
         }
     }
 
