@@ -69,6 +69,11 @@ struct FetchCommand: AsyncParsableCommand {
             for await line in group { lines.append(line) }
             return lines.sorted { $0.0 < $1.0 }
         }
+        // Entries served stale-while-revalidate are refreshed in the background:
+        // give those refreshes time to land before the process exits.
+        if !(await pipeline.waitForBackgroundRefreshes(timeout: .seconds(10))) {
+            Terminal.error("a background refresh did not finish within 10 s and was cancelled")
+        }
         for (_, line, succeeded) in lines {
             if succeeded { print(line) } else { Terminal.error(line) }
         }

@@ -67,6 +67,9 @@ final class PriorityThreadPool: Sendable {
     /// The number of jobs waiting for a thread.
     var queuedCount: Int { queue.queuedCount }
 
+    /// The priority of a queued job; `nil` once it has started or was cancelled.
+    func priority(of job: Job) -> Priority? { queue.priority(of: job) }
+
     /// Runs `body` on one of the threads at `priority` and returns its result.
     func run<T: Sendable>(priority: Priority = .normal, _ body: @escaping @Sendable () -> T) async -> T {
         await withUnsafeContinuation { continuation in
@@ -130,6 +133,12 @@ private final class JobQueue: @unchecked Sendable {
         let removed = jobs.removeValue(forKey: job)
         pthread_mutex_unlock(mutex)
         return removed != nil
+    }
+
+    func priority(of job: PriorityThreadPool.Job) -> PriorityThreadPool.Priority? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return jobs[job]?.priority
     }
 
     var queuedCount: Int {

@@ -4,28 +4,34 @@ import Foundation
 // continuation of interrupted bodies.
 extension ImagePipeline {
     /// Loads `dataRequest`, trying temporary failures again as the retry
-    /// policy says. Each attempt waits for a download slot of its own; none
-    /// is held while backing off. When `resumable`, the bytes of an
-    /// interrupted body are kept on disk and the next attempt (here, or in a
-    /// later process) asks only for the rest.
+    /// policy says (``DownloadAttempts`` decides; this performs its steps).
+    /// Each attempt waits for a download slot of its own; none is held while
+    /// backing off. When `resumable`, the bytes of an interrupted body are
+    /// kept on disk and the next attempt (here, or in a later process) asks
+    /// only for the rest. Without `retries`, the first failure is final (a
+    /// stale copy stands in at once).
     func download(
         _ dataRequest: DataRequest,
         key: String,
         resumable: Bool,
-        context: DataContext
+        retries: Bool = true,
+        context: DataContext,
+        slot: DownloadSlot
     ) async -> Result<DataResponse, Error> {
         var generator = SystemRandomNumberGenerator()
-        var partial = resumable ? await storedPartial(forKey: key) : nil
-        var attempt = 1
+        let kept = resumable ? await storedPartial(forKey: key) : nil
+        var attempts = DownloadAttempts(policy: configuration.retryPolicy, partial: kept, resumable: resumable, retriesTemporaryFailures: retries)
         while true {
             var attemptRequest = dataRequest
-            attemptRequest.headers += partial?.rangeHeaders ?? []
+            attemptRequest.headers += attempts.rangeHeaders
             // A continuation reports progress over the whole body, counting the kept bytes.
-            let kept = Int64(partial?.data.count ?? 0)
+            let keptCount = Int64(attempts.partial?.data.count ?? 0)
             let progress: @Sendable (DownloadProgress) -> Void = { progress in
-                context.reportProgress(DownloadProgress(completed: kept + progress.completed, expected: progress.expected.map { kept + $0 }))
+                context.reportProgress(DownloadProgress(
+                    completed: keptCount + progress.completed, expected: progress.expected.map { keptCount + $0 }
+                ))
             }
-            let outcome = await withDownloadSlot(host: dataRequest.url.host ?? "", context: context) {
+            let outcome = await withDownloadSlot(host: dataRequest.url.host ?? "", slot: slot) {
                 () async -> Result<DataResponse, DataLoadingError> in
                 do throws(DataLoadingError) {
                     return .success(try await configuration.dataLoader.loadData(for: attemptRequest, progress: progress))
@@ -33,54 +39,70 @@ extension ImagePipeline {
                     return .failure(error)
                 }
             }
-            let failure: DataLoadingError
+            let step: DownloadAttempts.Step
             switch outcome {
-            case nil:
-                return .failure(.cancelled(key: key))
-            case .success(let response)?:
-                let whole = response.statusCode == 206 ? partial?.completed(by: response) : response
-                if partial != nil {
-                    partial = nil
-                    await storePartial(nil, forKey: key)
-                }
-                if let whole { return .success(whole) }
-                failure = DataLoadingError(.network, url: dataRequest.url, underlying: MismatchedRange(contentRange: response.header("Content-Range")))
-            case .failure(let error)?:
-                failure = error
-                if resumable, let kept = PartialDownload(from: error, continuing: partial) {
-                    partial = kept
-                    await storePartial(kept, forKey: key)
-                } else if partial != nil, error.partial != nil || error.code == .httpStatus(416) {
-                    // The server sent something that does not continue the kept bytes: start over.
-                    partial = nil
-                    await storePartial(nil, forKey: key)
-                    if error.code == .httpStatus(416) { continue }
-                }
+            case nil: return .failure(.cancelled(key: key))
+            case .success(let response)?: step = attempts.received(response, using: &generator)
+            case .failure(let error)?: step = attempts.failed(error, using: &generator)
             }
-            guard let delay = configuration.retryPolicy.delay(after: failure, attempt: attempt, using: &generator) else {
-                return .failure(Error(failure, key: key))
+            switch step.partial {
+            case .none: break
+            case .store(let partial): await storePartial(partial, forKey: key)
+            case .remove: await storePartial(nil, forKey: key)
             }
-            logger.debug("retrying a download", metadata: ["key": "\(key)", "attempt": "\(attempt)", "error": "\(failure)"])
-            metrics.retried()
-            do { try await Task.sleep(for: delay) } catch { return .failure(.cancelled(key: key)) }
-            attempt += 1
+            switch step.next {
+            case .finish(let response):
+                return .success(response)
+            case .fail(let error):
+                return .failure(Error(error, key: key))
+            case .retry(let delay):
+                logger.debug("retrying a download", metadata: ["key": "\(key)", "next attempt": "\(attempts.attempt ?? 0)"])
+                metrics.retried()
+                do { try await Task.sleep(for: delay) } catch { return .failure(.cancelled(key: key)) }
+            }
         }
     }
 
     /// Runs `load` once a download slot for `host` is free, at the fetch's
     /// priority; `nil` if the fetch was cancelled while queued.
-    func withDownloadSlot<Value>(host: String, context: DataContext, _ load: () async -> Value) async -> Value? {
-        let ticket = downloadLimiter.enqueue(key: host, priority: context.priority)
-        context.observePriority { [downloadLimiter] in downloadLimiter.setPriority($0, for: ticket) }
+    func withDownloadSlot<Value>(host: String, slot: DownloadSlot, _ load: () async -> Value) async -> Value? {
+        let ticket = slot.enqueue(key: host)
         guard await downloadLimiter.wait(ticket) else { return nil }
         defer { downloadLimiter.release(ticket) }
         return await load()
     }
 }
 
-/// A 206 whose Content-Range does not continue the kept bytes exactly.
-struct MismatchedRange: Swift.Error, CustomStringConvertible {
-    var contentRange: String?
+/// The download slot a data fetch waits for, attempt after attempt. It
+/// follows the fetch's priority with one observer for the fetch's whole
+/// life, and passes a change to the ticket queued now, not to earlier ones.
+final class DownloadSlot: Sendable {
+    typealias Priority = ImageRequest.Priority
 
-    var description: String { "a partial response (Content-Range \(contentRange ?? "missing")) that does not continue the kept bytes" }
+    private struct State {
+        var priority: Priority = .normal
+        var ticket: WorkLimiter.Ticket?
+    }
+
+    private let limiter: WorkLimiter
+    private let state = Locked(State())
+
+    init(context: DataFetches.Context, limiter: WorkLimiter) {
+        self.limiter = limiter
+        context.observePriority { [state] priority in
+            state.withLock { state in
+                state.priority = priority
+                if let ticket = state.ticket { limiter.setPriority(priority, for: ticket) }
+            }
+        }
+    }
+
+    /// Joins the limiter's queue at the fetch's priority; the new ticket replaces the last one.
+    func enqueue(key: String) -> WorkLimiter.Ticket {
+        state.withLock { state in
+            let ticket = limiter.enqueue(key: key, priority: state.priority)
+            state.ticket = ticket
+            return ticket
+        }
+    }
 }

@@ -2,6 +2,11 @@ import Foundation
 import Logging
 import Synchronization
 
+/// The shared image fetches: one per image and network policy.
+typealias ImageFetches = CoalescingPool<ImageFetchKey, FetchedImage>
+/// The shared downloads: one per data key (a reload has its own).
+typealias DataFetches = CoalescingPool<DataFetchKey, FetchedData>
+
 /// What a shared data fetch produces: the bytes (downloaded, or the disk
 /// entry a 304 confirmed or a failure let stand in), how long they took, and
 /// the right to store them, which the first waiter to decode them takes.
@@ -34,19 +39,23 @@ final class StoreClaim: Sendable {
 // result straight to the next: a disk hit costs one thread hand-off, a
 // download one task and one hand-off. The shared fetches are coalesced by key.
 extension ImagePipeline {
-    typealias ImageContext = CoalescingPool<FetchedImage>.Context
-    typealias DataContext = CoalescingPool<FetchedData>.Context
+    typealias ImageContext = ImageFetches.Context
+    typealias DataContext = DataFetches.Context
     typealias ImageCompletion = @Sendable (Result<FetchedImage, Error>) -> Void
 
     /// Starts the shared fetch of `request`'s image; `complete` is called
     /// once with its outcome. Returns what stops it.
-    func startImageFetch(_ request: ImageRequest, context: ImageContext, complete: @escaping ImageCompletion) -> @Sendable () -> Void {
-        let stage = FetchStage()
+    func startImageFetch(_ request: ImageRequest, context: ImageContext, complete fetchCompleted: @escaping ImageCompletion) -> @Sendable () -> Void {
+        let stage = FetchStage(context: context)
+        let complete: ImageCompletion = { outcome in
+            stage.finish()
+            fetchCompleted(outcome)
+        }
         // Another request may have stored the image since the caller looked.
         if let image = cachedImage(for: request) {
             complete(.success(FetchedImage(image: image, source: .memory, timings: .init())))
         } else if let dataCache = diskCacheToRead(for: request) {
-            stage.submit(to: decodeThreads, context: context) { [self] in
+            stage.submit(to: decodeThreads) { [self] in
                 switch readFromDisk(request, dataCache: dataCache) {
                 case .miss: fetchFromNetwork(request, revalidating: nil, stage: stage, context: context, complete: complete)
                 case .stale(let entry): fetchFromNetwork(request, revalidating: entry, stage: stage, context: context, complete: complete)
@@ -68,7 +77,7 @@ extension ImagePipeline {
         guard request.networkPolicy != .reload, request.cachePolicy.read.contains(.disk),
               let dataCache = configuration.dataCache else { return nil }
         let processedKey = processedStore(for: request)?.key
-        guard dataCache.mayContainData(forKey: request.cacheKey) || processedKey.map(dataCache.mayContainData(forKey:)) == true
+        guard dataCache.mayContainData(forKey: DiskKey.data(request.cacheKey)) || processedKey.map(dataCache.mayContainData(forKey:)) == true
         else { return nil }
         return dataCache
     }
@@ -99,7 +108,7 @@ extension ImagePipeline {
             if case .success = decoded { return .decoded(decoded, .fresh, processed.data.count, timings) }
             Self.remove(processedStore.key, from: dataCache, logger: logger)
         }
-        guard let cached = dataCache.cachedData(forKey: request.cacheKey) else { return .miss }
+        guard let cached = dataCache.cachedData(forKey: DiskKey.data(request.cacheKey)) else { return .miss }
         switch rules.use(cached, for: request) {
         case .skip: return .miss
         case .revalidate(let entry): return .stale(entry)
@@ -125,13 +134,13 @@ extension ImagePipeline {
         if request.networkPolicy == .cacheOnly {
             return complete(.failure(.notCached(key: request.cacheKey)))
         }
-        let observer = CoalescingPool<FetchedData>.Observer(progress: { context.reportProgress($0) }) { [self] outcome in
+        let observer = DataFetches.Observer(progress: { context.reportProgress($0) }) { [self] outcome in
             switch outcome {
             case .failure(let error):
                 complete(.failure(error))
             case .success(let fetched):
                 let decodeStart = ContinuousClock.now
-                stage.submit(to: decodeThreads, context: context) { [self] in
+                stage.submit(to: decodeThreads) { [self] in
                     let decoded = decodeAndStore(fetched, for: request)
                     let timings = ImageResponse.Timings(download: fetched.download, decode: ContinuousClock.now - decodeStart)
                     complete(finish(
@@ -140,14 +149,12 @@ extension ImagePipeline {
                 }
             }
         }
-        let subscription = stage.download {
-            dataFetches.subscribe(key: request.dataFetchKey, priority: context.priority, observer: observer) { [self] dataContext in
+        let subscription = stage.download { priority in
+            dataFetches.subscribe(key: request.dataFetchKey, priority: priority, observer: observer) { [self] dataContext in
                 await fetchData(request, revalidating: stale, context: dataContext)
             }
         }
-        guard let subscription else { return }
-        if subscription.joined { metrics.coalesced() }
-        context.observePriority { subscription.setPriority($0) }
+        if subscription?.joined == true { metrics.coalesced() }
     }
 
     /// Decodes fetched data and, if it decodes and this waiter took the
@@ -156,11 +163,11 @@ extension ImagePipeline {
         let decoded = Self.render(fetched.data, options: decodingOptions(for: request), decoders: configuration.decoders, processors: request.processors)
         Self.releaseFreedMemory(afterDecoding: fetched.data.count)
         guard let metadata = fetched.metadata, !fetched.freshness.isStale else { return decoded }
-        let storesOriginal = configuration.diskStorage.contains(.originalData) || request.imageKey == request.cacheKey
+        let storesOriginal = configuration.diskStorage.contains(.originalData) || request.imageKey.isOriginal
         // Data that decodes is kept even if a processor failed on it.
         if !decoded.isDecodingFailure, storesOriginal, request.cachePolicy.write.contains(.disk), let dataCache = configuration.dataCache,
            fetched.storeClaim.take() {
-            Self.store(fetched.data, metadata: metadata, forKey: request.cacheKey, in: dataCache, logger: logger)
+            Self.store(fetched.data, metadata: metadata, forKey: DiskKey.data(request.cacheKey), in: dataCache, logger: logger)
         }
         processedStore(for: request)?.store(decoded, metadata: metadata, logger: logger)
         return decoded
@@ -190,7 +197,7 @@ extension ImagePipeline {
         switch decoded {
         case .failure(.decoding(let error)):
             logger.debug("decoding failed", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
-            if source == .disk, let dataCache = configuration.dataCache { Self.remove(request.cacheKey, from: dataCache, logger: logger) }
+            if source == .disk, let dataCache = configuration.dataCache { Self.remove(DiskKey.data(request.cacheKey), from: dataCache, logger: logger) }
             return .failure(.decodingFailed(key: name, underlying: error))
         case .failure(.processing(let processor)):
             // The data is fine (another request may process it differently): it stays stored.
@@ -210,12 +217,13 @@ extension ImagePipeline {
     /// reach the server lets them stand in where the rules allow.
     func fetchData(_ request: ImageRequest, revalidating stale: StoredEntry?, context: DataContext) async -> Result<FetchedData, Error> {
         let downloadStart = ContinuousClock.now
+        let slot = DownloadSlot(context: context, limiter: downloadLimiter)
         let url: URL
         switch request.source {
         case .url(let value):
             url = value
         case .provider(let key, let load):
-            let outcome = await withDownloadSlot(host: "", context: context) { () async -> Result<Data, Error> in
+            let outcome = await withDownloadSlot(host: "", slot: slot) { () async -> Result<Data, Error> in
                 do {
                     return .success(try await load())
                 } catch {
@@ -235,7 +243,9 @@ extension ImagePipeline {
         let dataRequest = DataRequest(url: url, headers: request.headers + (stale.map(rules.validators(for:)) ?? []))
         let requestTime = rules.now()
         let resumable = stale == nil && request.cachePolicy.write.contains(.disk)
-        let outcome = await download(dataRequest, key: request.cacheKey, resumable: resumable, context: context)
+        // A stale copy that may stand in for a failure does so at once, not after the retries.
+        let servesStale = stale.map(rules.allowsStaleOnError) ?? false
+        let outcome = await download(dataRequest, key: request.cacheKey, resumable: resumable, retries: !servesStale, context: context, slot: slot)
         let download = ContinuousClock.now - downloadStart
         switch outcome {
         case .success(let response) where response.statusCode == 304:

@@ -119,8 +119,28 @@ extension ImagePipeline {
         }
     }
 
-    /// Returns when the background refreshes running now have finished (for tests).
-    func backgroundRefreshesFinished() async {
-        for task in backgroundRefreshes.withLock({ Array($0.values) }) { await task.value }
+    /// Waits for the background refreshes running now (started for entries
+    /// served under `stale-while-revalidate`) to finish, for at most
+    /// `timeout`; those still running then are cancelled. Call it before a
+    /// short-lived process exits, or the refreshes it started never happen.
+    /// Returns `true` if every refresh finished in time.
+    public func waitForBackgroundRefreshes(timeout: Duration) async -> Bool {
+        let tasks = backgroundRefreshes.withLock { Array($0.values) }
+        guard !tasks.isEmpty else { return true }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for task in tasks { await task.value }
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let finished = await group.next() ?? false
+            // The group waits for both children: end whichever still runs.
+            if !finished { for task in tasks { task.cancel() } }
+            group.cancelAll()
+            return finished
+        }
     }
 }

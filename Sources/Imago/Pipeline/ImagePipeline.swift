@@ -24,8 +24,8 @@ public final class ImagePipeline: Sendable {
     /// What the pipeline was built from.
     public let configuration: Configuration
 
-    let imageFetches = CoalescingPool<FetchedImage>()
-    let dataFetches = CoalescingPool<FetchedData>()
+    let imageFetches = ImageFetches()
+    let dataFetches = DataFetches()
     let downloadLimiter: WorkLimiter
     /// Disk reads and decodes; as many threads as decodes may run at once.
     let decodeThreads: PriorityThreadPool
@@ -36,7 +36,7 @@ public final class ImagePipeline: Sendable {
 
     private let nextTaskID = Atomic<UInt64>(1)
     private let activeTasks = Locked<[UInt64: ImageTask]>([:])
-    let backgroundRefreshes = Locked<[String: Task<Void, Never>]>([:])
+    let backgroundRefreshes = Locked<[ImageFetchKey: Task<Void, Never>]>([:])
 
     /// Creates a pipeline.
     public init(configuration: Configuration = Configuration()) {
@@ -106,7 +106,7 @@ public final class ImagePipeline: Sendable {
             metrics.completed(outcome, after: ContinuousClock.now - start)
         }
         activeTasks.withLock { $0[task.id] = task }
-        let observer = CoalescingPool<FetchedImage>.Observer(
+        let observer = ImageFetches.Observer(
             progress: { task.reportProgress($0) },
             completion: { outcome in
                 let result = outcome.map { fetched in

@@ -40,7 +40,7 @@ public final class ImageTask: Sendable, Hashable {
         var progressStream: AsyncStream<DownloadProgress>?
         var progressContinuation: AsyncStream<DownloadProgress>.Continuation?
         var priority: Priority
-        var subscription: CoalescingPool<FetchedImage>.Subscription?
+        var subscription: ImageFetches.Subscription?
         var outcome: Outcome?
         var waiters: [CheckedContinuation<Outcome, Never>] = []
         var onFinish: (@Sendable (ImageTask, Outcome) -> Void)?
@@ -59,7 +59,7 @@ public final class ImageTask: Sendable, Hashable {
     public var priority: Priority {
         get { state.withLock { $0.priority } }
         set {
-            let subscription = state.withLock { state -> CoalescingPool<FetchedImage>.Subscription? in
+            let subscription = state.withLock { state -> ImageFetches.Subscription? in
                 guard state.outcome == nil, state.priority != newValue else { return nil }
                 state.priority = newValue
                 return state.subscription
@@ -104,7 +104,7 @@ public final class ImageTask: Sendable, Hashable {
     }
 
     /// Attaches the shared work; cancels it at once if the task already ended.
-    func attach(_ subscription: CoalescingPool<FetchedImage>.Subscription) {
+    func attach(_ subscription: ImageFetches.Subscription) {
         let alreadyFinished = state.withLock { state in
             state.subscription = subscription
             return state.outcome != nil

@@ -101,7 +101,7 @@ struct HTTPCachingTests {
             let request = ImageRequest(url: url, targetSize: ImageSize(width: 20, height: 20), processors: [.grayscale])
             let first = try await pipeline.image(for: request)
             #expect(first.image.size == ImageSize(width: 27, height: 20) && first.image.pixelFormat == .gray8)
-            let processedKey = pipeline.cache.key(for: request)
+            let processedKey = DiskKey.processedImage(request.imageKey)
             let stored = try #require(disk.cachedData(forKey: processedKey))
             #expect(ImageFormat(sniffing: stored.data) == .webp)
 
@@ -220,7 +220,7 @@ struct HTTPCachingTests {
             let stale = try await pipeline.image(for: url)
             #expect(stale.source == .disk && stale.image.width == 41)
             guard case .stale(.revalidatingInBackground) = stale.freshness else { Issue.record("\(stale.freshness)"); return }
-            await pipeline.backgroundRefreshesFinished()
+            #expect(await pipeline.waitForBackgroundRefreshes(timeout: .seconds(600)))
             #expect(server.requestCount("/image.png") == 2)
             #expect(disk.cachedData(forKey: url.absoluteString)?.data == VersionedImage.body(version: 2))
             let fresh = try await pipeline.image(for: url)
@@ -270,6 +270,48 @@ struct HTTPCachingTests {
             clock.advance(by: .seconds(3600))
             await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: url) }
         }
+    }
+
+    @Test("a dead origin: a refused connection fails at once, and a stale entry stands in at once")
+    func deadOrigin() async throws {
+        // Given a stale-if-error entry from an origin that has since stopped,
+        // behind a loader whose connect timeout is long
+        let connectTimeout = Duration.seconds(20)
+        let server = try await TestImageServer.start()
+        server.setRoute("/image.png") { [image] in image.respond(to: $0) }
+        setHeaders([("Cache-Control", "max-age=10, stale-if-error=3600")])
+        let loader = HTTPDataLoader(configuration: .init(connectTimeout: connectTimeout))
+        let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
+        defer { disk.close() }
+        let pipeline = ImagePipeline(configuration: .init(
+            dataLoader: loader, imageCache: nil, dataCache: disk, currentDate: { [clock] in clock.date }
+        ))
+        let url = server.url("/image.png")
+        _ = try await pipeline.image(for: url)
+        try await server.shutdown()
+        clock.advance(by: .seconds(60))
+
+        // When the stale entry is asked for, it is served on the first refused connection
+        let staleStart = ContinuousClock.now
+        let stale = try await pipeline.image(for: url)
+        let staleTime = ContinuousClock.now - staleStart
+        if case .stale(.networkFailed(.network)) = stale.freshness {} else { Issue.record("\(stale.freshness)") }
+
+        // And a URL with nothing stored fails with a network error after the
+        // retry policy's attempts, not after a connect timeout per attempt
+        let failureStart = ContinuousClock.now
+        await #expect {
+            try await pipeline.image(for: server.url("/other.png"))
+        } throws: { error in
+            guard case ImagePipeline.Error.network(_, let underlying) = error else { return false }
+            return underlying.code == .network
+        }
+        let failureTime = ContinuousClock.now - failureStart
+        print("dead origin: stale entry served in \(staleTime), uncached fetch failed in \(failureTime)")
+        // Bounds derived from the work, not the machine: waiting on the
+        // refused port until the connect timeout would take at least that long.
+        #expect(staleTime < connectTimeout && failureTime < connectTimeout)
+        try await loader.shutdown()
     }
 
     @Test("a 404 is not an outage: the stale entry is not served for it")
