@@ -39,7 +39,7 @@ struct DemoCommand: AsyncParsableCommand {
             ]
             server.setRoute(item.path, .init(headers: headers, body: item.data))
         }
-        print("Imago demo: \(gallery.items.count) images (\(formatBytes(gallery.byteCount)), JPEG, PNG and WebP, up to 2400 px) generated in \(milliseconds(ContinuousClock.now - generationStart)) ms")
+        print("Imago demo: \(gallery.items.count) images (\(formatBytes(gallery.byteCount)), JPEG, PNG and WebP, up to 2400 px) generated in \(format(ContinuousClock.now - generationStart, in: .milliseconds)) ms")
         print("image server: http://127.0.0.1:\(server.port)/gallery/")
         print("cache folder: \(folder)/cache\n")
 
@@ -163,8 +163,8 @@ struct DemoPass {
         let header = ["pass", "images", "bytes", "network", "disk hits", "memory hits", "p50 ms", "p99 ms", "wall ms"]
         let rows = passes.map { pass in
             [pass.name, "\(pass.images.compactMap { $0 }.count)", formatBytes(pass.bytes), "\(pass.networkRequests)",
-             "\(pass.diskHits)", "\(pass.memoryHits)", milliseconds(pass.percentile(0.5)), milliseconds(pass.percentile(0.99)),
-             milliseconds(pass.wall)]
+             "\(pass.diskHits)", "\(pass.memoryHits)", format(pass.percentile(0.5), in: .milliseconds), format(pass.percentile(0.99), in: .milliseconds),
+             format(pass.wall, in: .milliseconds)]
         }
         Terminal.printTable(header: header, rows: rows)
     }

@@ -59,7 +59,7 @@ struct FetchCommand: AsyncParsableCommand {
                         let image = response.image
                         let bytes = response.dataCount.map { formatBytes($0) } ?? "-"
                         let source = "\(response.source)" + Self.describe(response.freshness)
-                        return (index, "\(string)  \(image.width)x\(image.height) \(image.pixelFormat)  \(bytes)  from \(source)  \(milliseconds(response.timings.total)) ms", true)
+                        return (index, "\(string)  \(image.width)x\(image.height) \(image.pixelFormat)  \(bytes)  from \(source)  \(format(response.timings.total, in: .milliseconds)) ms", true)
                     } catch {
                         return (index, "\(string)  \(error)", false)
                     }
@@ -92,8 +92,14 @@ struct FetchCommand: AsyncParsableCommand {
     }
 }
 
-/// A duration in milliseconds with one decimal.
-func milliseconds(_ duration: Duration) -> String {
+/// A unit durations are printed in.
+enum DurationUnit: Double {
+    case milliseconds = 1e3
+    case microseconds = 1e6
+}
+
+/// A duration in `unit`, with one decimal.
+func format(_ duration: Duration, in unit: DurationUnit) -> String {
     let (seconds, attoseconds) = duration.components
-    return String(format: "%.1f", Double(seconds) * 1e3 + Double(attoseconds) / 1e15)
+    return String(format: "%.1f", (Double(seconds) + Double(attoseconds) * 1e-18) * unit.rawValue)
 }

@@ -30,13 +30,8 @@ struct PassReport {
         let header = ["pass", "entries", "KiB", "hits", "misses", "p50 µs", "p99 µs"]
         let cells = rows.map { row in
             [row.name, "\(row.entries)", "\(row.bytes / 1024)", "\(row.hits)", "\(row.misses)",
-             microseconds(row.percentile(0.5)), microseconds(row.percentile(0.99))]
+             format(row.percentile(0.5), in: .microseconds), format(row.percentile(0.99), in: .microseconds)]
         }
         Terminal.printTable(header: header, rows: cells)
-    }
-
-    private static func microseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        return String(format: "%.1f", Double(seconds) * 1e6 + Double(attoseconds) / 1e12)
     }
 }

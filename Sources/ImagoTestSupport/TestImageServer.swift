@@ -1,5 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
+import Imago
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -72,43 +72,43 @@ public final class TestImageServer: Sendable {
     /// origin server, a 200 with an ETag answers a matching If-None-Match
     /// with 304 Not Modified.
     public func setRoute(_ path: String, _ response: Response) {
-        routes.state.withLockedValue { $0.handlers[path] = { response.answering($0) } }
+        routes.state.withLock { $0.handlers[path] = { response.answering($0) } }
     }
 
     /// Answers requests on `path` with `handler`.
     public func setRoute(_ path: String, handler: @escaping Handler) {
-        routes.state.withLockedValue { $0.handlers[path] = handler }
+        routes.state.withLock { $0.handlers[path] = handler }
     }
 
     /// Answers requests on paths without a route (default: 404).
     public func setFallback(_ handler: @escaping Handler) {
-        routes.state.withLockedValue { $0.fallback = handler }
+        routes.state.withLock { $0.fallback = handler }
     }
 
     /// The number of requests seen on `path`.
     public func requestCount(_ path: String) -> Int {
-        routes.state.withLockedValue { $0.counts[path, default: 0] }
+        routes.state.withLock { $0.counts[path, default: 0] }
     }
 
     /// The number of requests seen in all.
     public var totalRequestCount: Int {
-        routes.state.withLockedValue { $0.total }
+        routes.state.withLock { $0.total }
     }
 
     /// The headers of the last request on `path`.
     public func lastRequest(_ path: String) -> Request? {
-        routes.state.withLockedValue { $0.lastRequests[path] }
+        routes.state.withLock { $0.lastRequests[path] }
     }
 
     /// Holds every response (after its delay) until ``releaseResponses()``,
     /// so that a test can act while requests are certainly in flight.
     public func holdResponses() {
-        routes.state.withLockedValue { $0.isHolding = true }
+        routes.state.withLock { $0.isHolding = true }
     }
 
     /// Sends the held responses and stops holding.
     public func releaseResponses() {
-        let held = routes.state.withLockedValue { state in
+        let held = routes.state.withLock { state in
             state.isHolding = false
             defer { state.held = [] }
             return state.held
@@ -119,7 +119,7 @@ public final class TestImageServer: Sendable {
     /// Returns once `count` requests on `path` have been seen.
     public func waitForRequests(_ path: String, count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let reached = routes.state.withLockedValue { state in
+            let reached = routes.state.withLock { state in
                 guard state.counts[path, default: 0] < count else { return true }
                 state.waiters.append((path, count, continuation))
                 return false
@@ -142,12 +142,12 @@ final class Routes: Sendable {
         var held: [(any EventLoop, @Sendable () -> Void)] = []
     }
 
-    let state = NIOLockedValueBox(State())
+    let state = Locked(State())
 
     /// Records `request` and picks its response.
     func respond(to request: TestImageServer.Request) -> TestImageServer.Response {
         let path = String(request.uri.prefix { $0 != "?" })
-        let (handler, reached) = state.withLockedValue { state in
+        let (handler, reached) = state.withLock { state in
             state.counts[path, default: 0] += 1
             state.total += 1
             state.lastRequests[path] = request
@@ -162,7 +162,7 @@ final class Routes: Sendable {
 
     /// Runs `send` now, or keeps it for ``TestImageServer/releaseResponses()`` while responses are held.
     func sendOrHold(on eventLoop: any EventLoop, _ send: @escaping @Sendable () -> Void) {
-        let sendNow = state.withLockedValue { state in
+        let sendNow = state.withLock { state in
             if state.isHolding { state.held.append((eventLoop, send)) }
             return !state.isHolding
         }

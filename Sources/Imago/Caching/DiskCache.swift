@@ -169,7 +169,6 @@ public final class DiskCache: DataCaching, Sendable {
         }
         if case let .failure(error) = committed {
             try? POSIXFile.unlink(temporary)
-            configuration.logger.warning("\(error)")
             throw error
         }
     }
@@ -220,9 +219,8 @@ public final class DiskCache: DataCaching, Sendable {
                 throw error
             }
         } catch {
-            let failure = DiskCacheError(error, operation: .store, key: key)
-            configuration.logger.warning("\(failure)")
-            throw failure
+            // Thrown, not logged: the caller logs it once (the pipeline does).
+            throw DiskCacheError(error, operation: .store, key: key)
         }
     }
 

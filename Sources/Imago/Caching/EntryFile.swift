@@ -44,13 +44,13 @@ enum EntryFile {
         var bytes = [UInt8]()
         bytes.reserveCapacity(headerSize + key.count + metadata.count)
         bytes.append(contentsOf: magic)
-        append(version, to: &bytes)
-        append(UInt16(0), to: &bytes)
-        append(UInt32(key.count), to: &bytes)
-        append(UInt32(metadata.count), to: &bytes)
-        append(UInt64(body.count), to: &bytes)
+        bytes.appendLittleEndian(version)
+        bytes.appendLittleEndian(UInt16(0))
+        bytes.appendLittleEndian(UInt32(key.count))
+        bytes.appendLittleEndian(UInt32(metadata.count))
+        bytes.appendLittleEndian(UInt64(body.count))
         let checksum = checksum(header: bytes, key: key, metadata: metadata, body: body)
-        append(checksum, to: &bytes)
+        bytes.appendLittleEndian(checksum)
         bytes.append(contentsOf: key)
         bytes.append(contentsOf: metadata)
         return bytes
@@ -130,11 +130,7 @@ enum EntryFile {
         return Checksum.hash(body, seed: h)
     }
 
-    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
     private static func load<T: FixedWidthInteger>(_ bytes: [UInt8], at offset: Int) -> T {
-        bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+        bytes.withUnsafeBytes { $0.loadLittleEndian(at: offset) }
     }
 }

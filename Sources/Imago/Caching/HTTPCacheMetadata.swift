@@ -93,21 +93,18 @@ extension HTTPCacheMetadata {
     /// A compact binary form: magic, two times, then length-prefixed fields.
     func encoded() -> Data {
         var bytes = Self.magic
-        func append<T: FixedWidthInteger>(_ value: T) {
-            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-        }
         func append(_ fields: [HTTPHeader]) {
             let kept = fields.filter { $0.name.utf8.count <= UInt16.max && $0.value.utf8.count <= UInt16.max }.prefix(Int(UInt16.max))
-            append(UInt16(kept.count))
+            bytes.appendLittleEndian(UInt16(kept.count))
             for field in kept {
-                append(UInt16(field.name.utf8.count))
+                bytes.appendLittleEndian(UInt16(field.name.utf8.count))
                 bytes.append(contentsOf: field.name.utf8)
-                append(UInt16(field.value.utf8.count))
+                bytes.appendLittleEndian(UInt16(field.value.utf8.count))
                 bytes.append(contentsOf: field.value.utf8)
             }
         }
-        append(requestTime.timeIntervalSince1970.bitPattern)
-        append(responseTime.timeIntervalSince1970.bitPattern)
+        bytes.appendLittleEndian(requestTime.timeIntervalSince1970.bitPattern)
+        bytes.appendLittleEndian(responseTime.timeIntervalSince1970.bitPattern)
         append(headers)
         append(varyingRequestHeaders)
         return Data(bytes)
@@ -116,7 +113,7 @@ extension HTTPCacheMetadata {
     /// Decodes ``encoded()``; `nil` for anything else (an entry stored by an
     /// app through the cache API, or damaged metadata).
     init?(decoding data: Data) {
-        var reader = ByteReader(bytes: [UInt8](data))
+        var reader = ByteReader([UInt8](data))
         guard reader.take(Self.magic.count) == Self.magic[...],
               let requestTime = reader.integer(UInt64.self).map({ Double(bitPattern: $0) }),
               let responseTime = reader.integer(UInt64.self).map({ Double(bitPattern: $0) }),
@@ -130,24 +127,7 @@ extension HTTPCacheMetadata {
     }
 }
 
-/// Bounds-checked reads from untrusted bytes.
-private struct ByteReader {
-    let bytes: [UInt8]
-    var offset = 0
-
-    var isAtEnd: Bool { offset == bytes.count }
-
-    mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
-        guard count >= 0, bytes.count - offset >= count else { return nil }
-        defer { offset += count }
-        return bytes[offset..<offset + count]
-    }
-
-    mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
-        guard let slice = take(MemoryLayout<T>.size) else { return nil }
-        return slice.reversed().reduce(T.zero) { $0 << 8 | T($1) }
-    }
-
+extension ByteReader {
     mutating func string() -> String? {
         guard let count = integer(UInt16.self), let slice = take(Int(count)) else { return nil }
         return String(validating: slice, as: UTF8.self)

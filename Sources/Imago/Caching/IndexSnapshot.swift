@@ -62,16 +62,16 @@ struct IndexSnapshot: Sendable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.headerSize + entries.count * Self.entrySize + 8)
         bytes.append(contentsOf: Self.magic)
-        append(Self.version, to: &bytes)
-        append(writtenAt, to: &bytes)
-        append(UInt64(entries.count), to: &bytes)
-        for time in folderModificationTimes { append(time ?? -1, to: &bytes) }
+        bytes.appendLittleEndian(Self.version)
+        bytes.appendLittleEndian(writtenAt)
+        bytes.appendLittleEndian(UInt64(entries.count))
+        for time in folderModificationTimes { bytes.appendLittleEndian(time ?? -1) }
         for entry in entries {
             entry.hash.write(to: &bytes)
-            append(entry.size, to: &bytes)
-            append(entry.accessTime, to: &bytes)
+            bytes.appendLittleEndian(entry.size)
+            bytes.appendLittleEndian(entry.accessTime)
         }
-        append(Checksum.hash(bytes), to: &bytes)
+        bytes.appendLittleEndian(Checksum.hash(bytes))
         return bytes
     }
 
@@ -79,9 +79,7 @@ struct IndexSnapshot: Sendable {
     init?(decoding bytes: [UInt8]) {
         guard bytes.count >= Self.headerSize + 8, bytes.starts(with: Self.magic) else { return nil }
         let decoded: IndexSnapshot? = bytes.withUnsafeBytes { raw in
-            func load<T: FixedWidthInteger>(_ offset: Int) -> T {
-                T(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: T.self))
-            }
+            func load<T: FixedWidthInteger>(_ offset: Int) -> T { raw.loadLittleEndian(at: offset) }
             guard load(4) as UInt32 == Self.version else { return nil }
             let count = load(16) as UInt64
             guard count <= UInt64(raw.count / Self.entrySize),
@@ -105,9 +103,5 @@ struct IndexSnapshot: Sendable {
         }
         guard let decoded else { return nil }
         self = decoded
-    }
-
-    private func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 }

@@ -206,16 +206,6 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 }
 
-extension Duration {
-    /// The duration in whole nanoseconds, saturating at the bounds of Int64.
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
-    }
-}
-
 /// How a ``MemoryCache`` chooses entries for eviction.
 public enum EvictionPolicy: Sendable {
     /// S3-FIFO (Yang et al., SOSP 2023): a small probation queue, a main

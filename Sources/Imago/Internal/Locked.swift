@@ -6,7 +6,9 @@ import Musl
 import Darwin
 #endif
 
-/// A value guarded by a `pthread_mutex_t`.
+/// A value guarded by a `pthread_mutex_t`, with a condition variable for
+/// threads that sleep until the value says there is work: Imago's one lock
+/// type (package-wide, so the test support uses it too).
 ///
 /// Imago uses this rather than `Synchronization.Mutex`: on Linux, `Mutex`
 /// waits on a priority-inheritance futex, and when it is contended the
@@ -21,13 +23,17 @@ import Darwin
 /// read without the lock, and reports a race that is not there.
 ///
 @usableFromInline
-final class Locked<Value> {
+package final class Locked<Value> {
     @usableFromInline var value: Value
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
 
     @usableFromInline
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
+        condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, nil)
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         #if canImport(Glibc)
@@ -48,11 +54,13 @@ final class Locked<Value> {
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
+        pthread_cond_destroy(condition)
+        condition.deallocate()
     }
 
     /// Runs `body` if the mutex is free at once; `nil` (without waiting) if another thread holds it.
     @inlinable
-    func tryWithLock<Result>(_ body: (inout Value) -> Result) -> Result? {
+    package func tryWithLock<Result>(_ body: (inout Value) -> Result) -> Result? {
         guard pthread_mutex_trylock(mutex) == 0 else { return nil }
         defer { pthread_mutex_unlock(mutex) }
         return body(&value)
@@ -60,11 +68,31 @@ final class Locked<Value> {
 
     /// Runs `body` with the mutex held. Keep it short: no waiting, no user code.
     @inlinable
-    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
+}
+
+extension Locked {
+    /// Runs `body` with the mutex held until it returns a result, sleeping on
+    /// the condition (mutex released) between tries: for threads that wait
+    /// for work. `body` must be short, as for ``withLock(_:)``.
+    package func withLockWhenReady<Result>(_ body: (inout Value) -> Result?) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let result = body(&value) { return result }
+            pthread_cond_wait(condition, mutex)
+        }
+    }
+
+    /// Wakes one thread sleeping in ``withLockWhenReady(_:)`` (none if none sleeps).
+    package func signalOne() { pthread_cond_signal(condition) }
+
+    /// Wakes every thread sleeping in ``withLockWhenReady(_:)``.
+    package func signalAll() { pthread_cond_broadcast(condition) }
 }
 
 /// `@unchecked`: every access to `value` happens inside `withLock`, with the

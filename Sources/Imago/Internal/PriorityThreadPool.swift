@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 
 /// Threads for blocking work (disk reads, decoding) that take queued jobs
@@ -78,118 +71,68 @@ final class PriorityThreadPool: Sendable {
     }
 }
 
-/// The pool's shared state: its own mutex and condition variable, since the
-/// threads sleep on it (``Locked`` has no condition).
-private final class JobQueue: @unchecked Sendable {
-    // @unchecked: every stored property below `mutex` is only touched with it held.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var jobs: [PriorityThreadPool.Job: (priority: PriorityThreadPool.Priority, body: @Sendable () -> Void)] = [:]
-    /// Job numbers by priority level, oldest first. A job that moved or was
-    /// cancelled stays behind here and is skipped (checked against `jobs`).
-    private var levels = [[PriorityThreadPool.Job]](repeating: [], count: PriorityThreadPool.Priority.allCases.count)
-    private var heads = [Int](repeating: 0, count: PriorityThreadPool.Priority.allCases.count)
-    private var nextJob: PriorityThreadPool.Job = 0
-    private var idleThreads = 0
-    private var isShutDown = false
+/// The pool's shared state: the queued jobs, behind one lock whose
+/// condition the idle threads sleep on.
+private final class JobQueue: Sendable {
+    private struct State {
+        var jobs: [PriorityThreadPool.Job: (priority: PriorityThreadPool.Priority, body: @Sendable () -> Void)] = [:]
+        /// Places of queued jobs; `jobs` holds each one's current priority.
+        var queue = PriorityQueue<PriorityThreadPool.Job>()
+        var nextJob: PriorityThreadPool.Job = 0
+        var isShutDown = false
 
-    init() {
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
+        /// The highest-priority queued job, removed from the queue.
+        mutating func takeNext() -> (@Sendable () -> Void)? {
+            guard let job = queue.removeFirst(isQueued: { jobs[$0]?.priority == $1 }) else { return nil }
+            return jobs.removeValue(forKey: job)?.body
+        }
     }
 
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
+    private let state = Locked(State())
 
     func submit(priority: PriorityThreadPool.Priority, _ body: @escaping @Sendable () -> Void) -> PriorityThreadPool.Job {
-        pthread_mutex_lock(mutex)
-        let job = nextJob
-        nextJob += 1
-        jobs[job] = (priority, body)
-        levels[priority.rawValue].append(job)
-        // Wake a thread only if one sleeps: busy threads take the job when they finish theirs.
-        let wakes = idleThreads > 0
-        pthread_mutex_unlock(mutex)
-        if wakes { pthread_cond_signal(condition) }
+        let job = state.withLock { state in
+            let job = state.nextJob
+            state.nextJob += 1
+            state.jobs[job] = (priority, body)
+            state.queue.append(job, at: priority)
+            return job
+        }
+        // Cheap when no thread sleeps: busy threads take the job when they finish theirs.
+        state.signalOne()
         return job
     }
 
     func setPriority(_ priority: PriorityThreadPool.Priority, for job: PriorityThreadPool.Job) {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        guard let queued = jobs[job], queued.priority != priority else { return }
-        jobs[job] = (priority, queued.body)
-        levels[priority.rawValue].append(job)
+        state.withLock { state in
+            guard let queued = state.jobs[job], queued.priority != priority else { return }
+            state.jobs[job] = (priority, queued.body)
+            state.queue.append(job, at: priority)
+        }
     }
 
     func cancel(_ job: PriorityThreadPool.Job) -> Bool {
-        pthread_mutex_lock(mutex)
-        let removed = jobs.removeValue(forKey: job)
-        pthread_mutex_unlock(mutex)
-        return removed != nil
+        state.withLock { $0.jobs.removeValue(forKey: job) } != nil
     }
 
     func priority(of job: PriorityThreadPool.Job) -> PriorityThreadPool.Priority? {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return jobs[job]?.priority
+        state.withLock { $0.jobs[job]?.priority }
     }
 
-    var queuedCount: Int {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return jobs.count
-    }
+    var queuedCount: Int { state.withLock { $0.jobs.count } }
 
     func shutDown() {
-        pthread_mutex_lock(mutex)
-        isShutDown = true
-        pthread_mutex_unlock(mutex)
-        pthread_cond_broadcast(condition)
+        state.withLock { $0.isShutDown = true }
+        state.signalAll()
     }
 
-    /// A thread's loop: runs jobs until the pool shuts down.
+    /// A thread's loop: runs jobs until the pool shuts down (queued jobs first).
     func runJobs() {
-        pthread_mutex_lock(mutex)
-        while true {
-            if let body = takeNext() {
-                pthread_mutex_unlock(mutex)
-                body()
-                pthread_mutex_lock(mutex)
-            } else if isShutDown {
-                break
-            } else {
-                idleThreads += 1
-                pthread_cond_wait(condition, mutex)
-                idleThreads -= 1
-            }
+        while let body = state.withLockWhenReady({ state -> (@Sendable () -> Void)?? in
+            if let body = state.takeNext() { return .some(body) }
+            return state.isShutDown ? .some(nil) : nil
+        }) {
+            body()
         }
-        pthread_mutex_unlock(mutex)
-    }
-
-    /// The highest-priority queued job, removed from the queue. Called with the mutex held.
-    private func takeNext() -> (@Sendable () -> Void)? {
-        for level in levels.indices.reversed() {
-            while heads[level] < levels[level].count {
-                let job = levels[level][heads[level]]
-                heads[level] += 1
-                if heads[level] == levels[level].count {
-                    levels[level].removeAll(keepingCapacity: true)
-                    heads[level] = 0
-                }
-                // A job that moved to another level (or was cancelled) is skipped here.
-                if let queued = jobs[job], queued.priority.rawValue == level {
-                    jobs[job] = nil
-                    return queued.body
-                }
-            }
-        }
-        return nil
     }
 }

@@ -28,9 +28,8 @@ final class WorkLimiter: Sendable {
         var running = 0
         var runningPerKey: [String: Int] = [:]
         var phases: [Ticket: Phase] = [:]
-        /// Tickets by priority level. A ticket whose priority changed stays
-        /// behind in its old level and is skipped there (checked against `phases`).
-        var levels = [[Ticket]](repeating: [], count: Priority.allCases.count)
+        /// Places of queued tickets; `phases` holds each one's current priority.
+        var queue = PriorityQueue<Ticket>()
         var nextTicket: Ticket = 0
         var queuedCount = 0
     }
@@ -48,7 +47,7 @@ final class WorkLimiter: Sendable {
             let ticket = state.nextTicket
             state.nextTicket += 1
             state.phases[ticket] = .queued(priority: priority, key: key, continuation: nil)
-            state.levels[priority.rawValue].append(ticket)
+            state.queue.append(ticket, at: priority)
             state.queuedCount += 1
             return (ticket, state.admitReady())
         }
@@ -108,7 +107,7 @@ final class WorkLimiter: Sendable {
         state.withLock { state in
             guard case .queued(let old, let key, let continuation) = state.phases[ticket], old != priority else { return }
             state.phases[ticket] = .queued(priority: priority, key: key, continuation: continuation)
-            state.levels[priority.rawValue].append(ticket)
+            state.queue.append(ticket, at: priority)
         }
     }
 
@@ -149,8 +148,8 @@ extension WorkLimiter.State {
     /// Admits queued tickets while there is room; returns the continuations to resume.
     mutating func admitReady() -> [CheckedContinuation<Bool, Never>] {
         var resumed: [CheckedContinuation<Bool, Never>] = []
-        while !isSuspended, running < limit, let (ticket, key) = nextAdmissible() {
-            guard case .queued(_, _, let continuation) = phases[ticket] else { continue }
+        while !isSuspended, running < limit, let ticket = nextAdmissible(),
+              case .queued(_, let key, let continuation) = phases[ticket] {
             phases[ticket] = .running(key: key)
             queuedCount -= 1
             running += 1
@@ -160,24 +159,17 @@ extension WorkLimiter.State {
         return resumed
     }
 
-    /// Removes and returns the highest-priority queued ticket whose key has
-    /// room, dropping stale places on the way.
-    private mutating func nextAdmissible() -> (WorkLimiter.Ticket, String)? {
-        for level in levels.indices.reversed() {
-            var index = 0
-            while index < levels[level].count {
-                let ticket = levels[level][index]
-                guard case .queued(let priority, let key, _) = phases[ticket], priority.rawValue == level else {
-                    levels[level].remove(at: index)
-                    continue
-                }
-                if runningPerKey[key, default: 0] < perKeyLimit {
-                    levels[level].remove(at: index)
-                    return (ticket, key)
-                }
-                index += 1
+    /// Removes and returns the highest-priority queued ticket whose key has room.
+    private mutating func nextAdmissible() -> WorkLimiter.Ticket? {
+        queue.removeFirst(
+            isQueued: { ticket, priority in
+                if case .queued(priority, _, _) = phases[ticket] { return true }
+                return false
+            },
+            accepting: { ticket in
+                guard case .queued(_, let key, _) = phases[ticket] else { return false }
+                return runningPerKey[key, default: 0] < perKeyLimit
             }
-        }
-        return nil
+        )
     }
 }

@@ -46,7 +46,6 @@ public struct RetryPolicy: Sendable, Equatable {
             return retryAfter <= maximumRetryAfter ? retryAfter : nil
         }
         let ceiling = min(maximumDelay, initialDelay * (1 << min(attempt - 1, 30)))
-        let nanoseconds = max(0, ceiling.components.seconds * 1_000_000_000 + ceiling.components.attoseconds / 1_000_000_000)
-        return .nanoseconds(Int64.random(in: 0...nanoseconds, using: &generator))
+        return .nanoseconds(Int64.random(in: 0...max(0, ceiling.nanoseconds), using: &generator))
     }
 }

@@ -92,10 +92,9 @@ struct CacheRules: Sendable {
 
 extension ImagePipeline {
     var cacheRules: CacheRules {
-        let lifetime = configuration.maximumHeuristicLifetime.components
-        return CacheRules(
+        CacheRules(
             policy: configuration.diskCachePolicy,
-            maximumHeuristicLifetime: Double(lifetime.seconds) + Double(lifetime.attoseconds) * 1e-18,
+            maximumHeuristicLifetime: configuration.maximumHeuristicLifetime.seconds,
             servesStaleWhenOffline: configuration.servesStaleWhenOffline,
             now: configuration.currentDate
         )
