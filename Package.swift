@@ -6,6 +6,9 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Imago", targets: ["Imago"]),
+        // The memory and disk caches alone, without the network stack: builds
+        // in about a minute (Imago re-exports it).
+        .library(name: "ImagoCaching", targets: ["ImagoCaching"]),
         // The image type, codecs and resampling alone, without the pipeline's
         // network and cache stack (Imago re-exports it).
         .library(name: "ImagoCodecs", targets: ["ImagoCodecs"]),
@@ -39,10 +42,17 @@ let package = Package(
         .target(name: "ImagoCodecs", dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif"]),
         .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP"]),
         .target(
+            name: "ImagoCaching",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "Imago",
             dependencies: [
                 "ImagoCodecs",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "ImagoCaching",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -73,7 +83,7 @@ let package = Package(
         .testTarget(
             name: "ImagoTests",
             // CTurboJPEG: a test compares JPEGDecoder with TurboJPEG's own decoding.
-            dependencies: ["Imago", "ImagoCodecs", "ImagoCodecFixtures", "ImagoTestSupport", "ImagoCacheTorture", "CTurboJPEG"]
+            dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoTestSupport", "ImagoCacheTorture", "CTurboJPEG"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -4,6 +4,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 @Suite("DiskCache concurrency")
 struct DiskCacheConcurrencyTests {

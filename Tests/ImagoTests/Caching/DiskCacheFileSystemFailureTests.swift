@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 /// Runs a system tool (mount, chattr) and fails unless it exits with 0.
 func runTool(_ tool: String, _ arguments: [String]) throws {

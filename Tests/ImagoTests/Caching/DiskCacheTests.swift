@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 @Suite("DiskCache")
 struct DiskCacheTests {

@@ -2,6 +2,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 @Suite("DiskIndex and IndexSnapshot")
 struct DiskIndexTests {

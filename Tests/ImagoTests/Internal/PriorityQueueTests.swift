@@ -4,6 +4,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 @Suite("PriorityQueue: highest first, first come first served, lazy moves; Locked's condition")
 struct PriorityQueueTests {

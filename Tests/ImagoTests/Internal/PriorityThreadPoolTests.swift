@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 @Suite("PriorityThreadPool: priority order, priority changes, cancellation, the thread limit")
 struct PriorityThreadPoolTests {

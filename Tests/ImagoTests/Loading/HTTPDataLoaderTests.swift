@@ -3,6 +3,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 @Suite("HTTPDataLoader against the in-process server", .timeLimit(.minutes(1)))
 struct HTTPDataLoaderTests {

@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import Imago
+@testable import ImagoCaching
 
 /// A clock that moves only when a test advances it, for time-to-live and
 /// expiry tests that must not sleep. Usable both as a `Clock` (memory cache)

@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import Imago
+@testable import ImagoCaching
 
 /// A loader that serves mock images by URL, counts calls, can be paused and
 /// released, records the order loads start in, and tells a test when a

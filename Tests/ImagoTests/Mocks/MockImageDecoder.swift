@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import Imago
+@testable import ImagoCaching
 
 /// Mock images: "MOCK" and a 32-bit identifier, decoded to a 1x1 RGBA image
 /// whose pixel bytes are the identifier, so a test can tell which image a

@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import Imago
+@testable import ImagoCaching
 
 /// Adds `amount` to every pixel byte (so a test can tell it ran, and how
 /// often), counting its calls; fails when `fails` is set.

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 @Suite("FetchStage: cancel and priority reach the live stage only")
 struct FetchStageTests {

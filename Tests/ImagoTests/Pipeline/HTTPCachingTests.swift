@@ -3,6 +3,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 /// An image behind one URL that the test can change, served with the
 /// test's caching headers, answering conditional requests the way an origin

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 @Suite("ImagePipeline: lookup order, sources, cache policies, errors")
 struct ImagePipelineTests {

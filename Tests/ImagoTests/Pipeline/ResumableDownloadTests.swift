@@ -3,6 +3,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 /// Serves one image with an ETag the way an origin server does Range
 /// requests (206 when If-Range matches, 200 otherwise), stalling the first

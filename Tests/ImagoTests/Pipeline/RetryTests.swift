@@ -3,6 +3,7 @@ import ImagoTestSupport
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 @Suite("Retries: temporary failures again with backoff and Retry-After, permanent ones never, no URL remembered", .timeLimit(.minutes(1)))
 struct RetryTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Imago
+@testable import ImagoCaching
 
 /// What a disk cache folder holds, read straight from the file system, to
 /// check the cache's own accounting against.

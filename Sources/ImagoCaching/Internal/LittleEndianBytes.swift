@@ -3,39 +3,39 @@
 /// little-endian, whatever the machine.
 extension Array where Element == UInt8 {
     /// Appends `value` as `T.bitWidth / 8` little-endian bytes.
-    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+    package mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
         Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
     }
 }
 
 extension UnsafeRawBufferPointer {
     /// The little-endian `T` at `offset`; the caller has checked that it fits.
-    func loadLittleEndian<T: FixedWidthInteger>(at offset: Int, as type: T.Type = T.self) -> T {
+    package func loadLittleEndian<T: FixedWidthInteger>(at offset: Int, as type: T.Type = T.self) -> T {
         T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 }
 
 /// Bounds-checked reads from untrusted bytes: every read that would pass the
 /// end returns `nil` instead of trapping.
-struct ByteReader {
+package struct ByteReader {
     private let bytes: [UInt8]
-    private(set) var offset = 0
+    package private(set) var offset = 0
 
-    init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
     }
 
-    var isAtEnd: Bool { offset == bytes.count }
+    package var isAtEnd: Bool { offset == bytes.count }
 
     /// The next `count` bytes, or `nil` if fewer remain.
-    mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+    package mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
         guard count >= 0, bytes.count - offset >= count else { return nil }
         defer { offset += count }
         return bytes[offset..<offset + count]
     }
 
     /// The next little-endian `T`, or `nil` if too few bytes remain.
-    mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
+    package mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
         guard let slice = take(MemoryLayout<T>.size) else { return nil }
         return slice.withUnsafeBytes { $0.loadLittleEndian(at: 0) }
     }
