@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "Imago",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // Linux only: the codecs are Debian's system libraries (apt providers
+    // below), and only Linux is built and tested. No Apple platform is
+    // declared; the README says what an Apple app would need.
     products: [
         .library(name: "Imago", targets: ["Imago"]),
         // The memory and disk caches alone, without the network stack: builds
