@@ -14,8 +14,9 @@ let package = Package(
         // The image type, codecs and resampling alone, without the pipeline's
         // network and cache stack (Imago re-exports it).
         .library(name: "ImagoCodecs", targets: ["ImagoCodecs"]),
-        // Seeded traces and an in-process server, shared by the tests and the benchmarks.
-        .library(name: "ImagoTestSupport", targets: ["ImagoTestSupport"]),
+        // What the demo, the tests and the benchmarks run against: an in-process
+        // image server, a generated gallery, seeded traces.
+        .library(name: "ImagoSandbox", targets: ["ImagoSandbox"]),
         // Test images made with the codecs' encoders, for the tests and the fuzzers' seeds.
         .library(name: "ImagoCodecFixtures", targets: ["ImagoCodecFixtures"]),
         .executable(name: "imago", targets: ["ImagoCLI"]),
@@ -64,7 +65,7 @@ let package = Package(
             ]
         ),
         .target(
-            name: "ImagoTestSupport",
+            name: "ImagoSandbox",
             dependencies: [
                 "Imago",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -76,16 +77,16 @@ let package = Package(
             name: "ImagoCLI",
             dependencies: [
                 "Imago",
-                "ImagoTestSupport",
+                "ImagoSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Child process for the crash-consistency tests: stores entries until it is killed.
-        .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago", "ImagoTestSupport"]),
+        .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago", "ImagoSandbox"]),
         .testTarget(
             name: "ImagoTests",
             // CTurboJPEG: a test compares JPEGDecoder with TurboJPEG's own decoding.
-            dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoTestSupport", "ImagoCacheTorture", "CTurboJPEG"]
+            dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -27,7 +27,7 @@ let package = Package(
             name: "CacheWorkloads",
             dependencies: [
                 .product(name: "Imago", package: "Imago"),
-                .product(name: "ImagoTestSupport", package: "Imago"),
+                .product(name: "ImagoSandbox", package: "Imago"),
             ]
         ),
         .executableTarget(
@@ -35,7 +35,7 @@ let package = Package(
             dependencies: [
                 "CacheWorkloads",
                 .product(name: "Imago", package: "Imago"),
-                .product(name: "ImagoTestSupport", package: "Imago"),
+                .product(name: "ImagoSandbox", package: "Imago"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/ImagoBenchmarks",
@@ -52,7 +52,7 @@ let package = Package(
             dependencies: [
                 "CacheWorkloads",
                 .product(name: "Imago", package: "Imago"),
-                .product(name: "ImagoTestSupport", package: "Imago"),
+                .product(name: "ImagoSandbox", package: "Imago"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
@@ -63,7 +63,7 @@ let package = Package(
             dependencies: [
                 "CacheWorkloads",
                 .product(name: "Imago", package: "Imago"),
-                .product(name: "ImagoTestSupport", package: "Imago"),
+                .product(name: "ImagoSandbox", package: "Imago"),
             ]
         ),
         // TurboJPEG called directly, for the ceiling the Thumbnails benchmark

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 
 /// `imago cache demo`: stores a generated set of images' worth of data in a fresh
 /// disk cache, reads it back from disk after reopening, then from memory, and

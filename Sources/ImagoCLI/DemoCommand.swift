@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 
 /// `imago demo`: the pipeline end to end on an embedded image server: a cold
 /// pass from the network, a pass from disk with a new pipeline on the same

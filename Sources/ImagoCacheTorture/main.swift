@@ -7,7 +7,7 @@
 // Output lines: "B store KEY VERSION", "B remove KEY", "E", "OPEN", "FAIL message"
 import Foundation
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4, let seed = UInt64(arguments[2]), var version = Int(arguments[3]) else {

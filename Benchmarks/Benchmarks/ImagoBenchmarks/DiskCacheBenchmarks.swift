@@ -1,7 +1,7 @@
 import Benchmark
 import Foundation
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 
 /// Stores and loads of 20 KB entries. One iteration is one operation, so the
 /// printed percentiles (p50 = median) are per operation. Keys, bodies and the

@@ -1,7 +1,7 @@
 import Benchmark
 import Foundation
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 
 /// Memory hits through the pipeline: the synchronous `cachedImage(for:)` and
 /// the async `image(for:)`. One iteration is one lookup of one of 1,000

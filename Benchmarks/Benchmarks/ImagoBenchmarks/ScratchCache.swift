@@ -1,6 +1,6 @@
 import Foundation
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 
 /// A disk cache folder of its own for one benchmark, under /dev/shm where
 /// there is one (memory-backed, so the figures are the cache's and not the

@@ -1,7 +1,7 @@
 import CacheWorkloads
 import Foundation
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 import Synchronization
 
 // What HTTP cache validation costs a disk hit, measured in one run on one

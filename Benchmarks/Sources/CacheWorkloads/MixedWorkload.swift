@@ -1,5 +1,5 @@
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 
 /// The memory-cache workload: one million operations on 10,000 `Int` keys
 /// drawn Zipf(1.0), each a get (80%) or a set (20%), with the gets and sets

@@ -1,6 +1,6 @@
 import Foundation
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 
 /// A photo-like JPEG. With the defaults, the image of about 20 KB (300x225,
 /// gradient and 40 seeded discs, quality 92) every throughput benchmark

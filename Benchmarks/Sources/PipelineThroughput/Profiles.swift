@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 
 /// Repeats one variant `rounds` times, for a profiler (`perf record`):
 /// PROFILE=bare | barehandoff | barestore | loader | instant | nodisk | cold | diskhits | cacheread | direct | handoff.

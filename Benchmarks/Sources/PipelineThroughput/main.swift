@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import CacheWorkloads
 import Foundation
 import Imago
-import ImagoTestSupport
+import ImagoSandbox
 import NIOCore
 
 // Throughput of the whole pipeline against its parts, measured in one run on

@@ -1,4 +1,4 @@
-import ImagoTestSupport
+import ImagoSandbox
 import Testing
 
 @testable import Imago

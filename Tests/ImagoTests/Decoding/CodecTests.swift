@@ -1,6 +1,6 @@
 import CTurboJPEG
 import Foundation
-import ImagoTestSupport
+import ImagoSandbox
 import Testing
 
 @testable import Imago

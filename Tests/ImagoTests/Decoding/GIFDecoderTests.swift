@@ -1,5 +1,5 @@
 import Foundation
-import ImagoTestSupport
+import ImagoSandbox
 import Testing
 
 @testable import Imago

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 @testable import Imago
-import ImagoTestSupport
+import ImagoSandbox
 
 @MainActor
 @Suite("ImageBinder: placeholder, synchronous memory hits, last request wins", .timeLimit(.minutes(1)))

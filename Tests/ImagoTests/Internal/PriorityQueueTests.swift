@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import ImagoTestSupport
+import ImagoSandbox
 import Testing
 
 @testable import Imago

@@ -1,4 +1,4 @@
-import ImagoTestSupport
+import ImagoSandbox
 
 @testable import Imago
 
