@@ -15,7 +15,7 @@ public protocol DataLoading: Sendable {
     func loadData(
         for request: DataRequest,
         progress: @escaping @Sendable (DownloadProgress) -> Void
-    ) async throws(DataLoadingError) -> DataResponse
+    ) async throws(DataLoadingError) -> DataLoadingResponse
 }
 
 /// One download: a URL and the HTTP headers to send with it.
@@ -47,7 +47,7 @@ public struct HTTPHeader: Sendable, Hashable {
 }
 
 /// A successful download.
-public struct DataResponse: Sendable {
+public struct DataLoadingResponse: Sendable {
     /// The body.
     public var data: Data
     /// The HTTP status code (2xx, or 304 for a conditional request; 206 for a range).
@@ -123,7 +123,7 @@ public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
     /// What arrived of the body before a network failure, timeout or
     /// cancellation, with the response's status and headers: the pipeline
     /// continues from there with a Range request.
-    public var partial: DataResponse?
+    public var partial: DataLoadingResponse?
 
     /// Creates a loading error.
     public init(_ code: Code, url: URL, underlying: (any Error)? = nil, retryAfter: Duration? = nil) {

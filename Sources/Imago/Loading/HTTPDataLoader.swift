@@ -66,7 +66,7 @@ public final class HTTPDataLoader: DataLoading {
     public func loadData(
         for request: DataRequest,
         progress: @escaping @Sendable (DownloadProgress) -> Void
-    ) async throws(DataLoadingError) -> DataResponse {
+    ) async throws(DataLoadingError) -> DataLoadingResponse {
         let url = request.url
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
             throw DataLoadingError(.invalidURL, url: url)
@@ -96,10 +96,10 @@ public final class HTTPDataLoader: DataLoading {
     /// What arrived of a 200 or 206 body before a failure, if it can be
     /// continued with a Range request (not content-encoded).
     private struct ReceivedBody {
-        var head: DataResponse?
+        var head: DataLoadingResponse?
         var data = Data()
 
-        var partial: DataResponse? {
+        var partial: DataLoadingResponse? {
             guard var head, !data.isEmpty else { return nil }
             head.data = data
             return head
@@ -115,9 +115,9 @@ public final class HTTPDataLoader: DataLoading {
         deadline: ContinuousClock.Instant,
         into received: inout ReceivedBody,
         progress: @Sendable (DownloadProgress) -> Void
-    ) async throws -> DataResponse {
+    ) async throws -> DataLoadingResponse {
         let limit = configuration.maximumResponseSize
-        let head = DataResponse(
+        let head = DataLoadingResponse(
             data: Data(),
             statusCode: Int(response.status.code),
             headers: response.headers.map { HTTPHeader($0.name, $0.value) },

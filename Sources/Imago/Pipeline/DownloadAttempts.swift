@@ -18,7 +18,7 @@ struct DownloadAttempts {
     /// What comes after an attempt.
     enum Next {
         /// The whole body arrived.
-        case finish(DataResponse)
+        case finish(DataLoadingResponse)
         /// The download failed for good.
         case fail(DataLoadingError)
         /// Try again after this delay (zero for a restart without the kept bytes).
@@ -67,7 +67,7 @@ struct DownloadAttempts {
 
     /// The attempt's response arrived (2xx or 304). `generator` draws the
     /// backoff's jitter (injected, so that tests choose it).
-    mutating func received(_ response: DataResponse, using generator: inout some RandomNumberGenerator) -> Step {
+    mutating func received(_ response: DataLoadingResponse, using generator: inout some RandomNumberGenerator) -> Step {
         let kept = partial
         partial = nil
         let change: PartialChange = kept == nil ? .none : .remove

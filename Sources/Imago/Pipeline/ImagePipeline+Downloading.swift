@@ -17,7 +17,7 @@ extension ImagePipeline {
         retries: Bool = true,
         context: DataContext,
         slot: DownloadSlot
-    ) async -> Result<DataResponse, Error> {
+    ) async -> Result<DataLoadingResponse, Error> {
         var generator = SystemRandomNumberGenerator()
         let kept = resumable ? await storedPartial(forKey: key) : nil
         var attempts = DownloadAttempts(policy: configuration.retryPolicy, partial: kept, resumable: resumable, retriesTemporaryFailures: retries)
@@ -32,7 +32,7 @@ extension ImagePipeline {
                 ))
             }
             let outcome = await withDownloadSlot(host: dataRequest.url.host ?? "", slot: slot) {
-                () async -> Result<DataResponse, DataLoadingError> in
+                () async -> Result<DataLoadingResponse, DataLoadingError> in
                 do throws(DataLoadingError) {
                     return .success(try await configuration.dataLoader.loadData(for: attemptRequest, progress: progress))
                 } catch {

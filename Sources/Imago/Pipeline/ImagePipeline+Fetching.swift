@@ -12,6 +12,8 @@ typealias DataFetches = CoalescingPool<DataFetchKey, FetchedData>
 /// the right to store them, which the first waiter to decode them takes.
 struct FetchedData: Sendable {
     var data: Data
+    /// The response fields (for stored bytes, the ones kept with them).
+    var headers: [HTTPHeader] = []
     var download: Duration
     /// `.network` for a download, `.disk` for stored bytes.
     var source: ImageResponse.Source = .network
@@ -252,17 +254,23 @@ extension ImagePipeline {
             guard let stale else { return .failure(.httpStatus(code: 304, url: url)) }
             metrics.revalidated()
             let metadata = rules.refreshed(stale, with: response, requestHeaders: request.headers, requestTime: requestTime)
-            return .success(FetchedData(data: stale.data, download: download, source: .disk, freshness: .revalidated, metadata: metadata))
+            return .success(FetchedData(
+                data: stale.data, headers: HTTPCacheMetadata(decoding: metadata)?.headers ?? response.headers, download: download,
+                source: .disk, freshness: .revalidated, metadata: metadata
+            ))
         case .success(let response):
             metrics.networkLoad(bytes: response.data.count)
             // Without a disk cache nothing is stored: the metadata is not worth making.
             let metadata = configuration.dataCache == nil
                 ? nil : rules.metadata(for: response, requestHeaders: request.headers, requestTime: requestTime)
-            return .success(FetchedData(data: response.data, download: download, metadata: metadata))
+            return .success(FetchedData(data: response.data, headers: response.headers, download: download, metadata: metadata))
         case .failure(let error):
             guard let stale, error.isTemporary, rules.allowsStaleOnError(stale) else { return .failure(error) }
             logger.info("serving a stale cached copy", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
-            return .success(FetchedData(data: stale.data, download: download, source: .disk, freshness: .stale(.networkFailed(error))))
+            return .success(FetchedData(
+                data: stale.data, headers: stale.metadata?.headers ?? [], download: download, source: .disk,
+                freshness: .stale(.networkFailed(error))
+            ))
         }
     }
 

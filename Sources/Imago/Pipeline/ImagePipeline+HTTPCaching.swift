@@ -63,7 +63,7 @@ struct CacheRules: Sendable {
 
     /// The metadata to store with a downloaded body; `nil` if the response
     /// must not be stored.
-    func metadata(for response: DataResponse, requestHeaders: [HTTPHeader], requestTime: Date) -> Data? {
+    func metadata(for response: DataLoadingResponse, requestHeaders: [HTTPHeader], requestTime: Date) -> Data? {
         let metadata = HTTPCacheMetadata(
             responseHeaders: response.headers, requestHeaders: requestHeaders, requestTime: requestTime, responseTime: now()
         )
@@ -73,7 +73,7 @@ struct CacheRules: Sendable {
     }
 
     /// The entry's metadata after the server confirmed it with a 304.
-    func refreshed(_ entry: StoredEntry, with response: DataResponse, requestHeaders: [HTTPHeader], requestTime: Date) -> Data {
+    func refreshed(_ entry: StoredEntry, with response: DataLoadingResponse, requestHeaders: [HTTPHeader], requestTime: Date) -> Data {
         let responseTime = now()
         guard let metadata = entry.metadata else {
             return HTTPCacheMetadata(
@@ -100,19 +100,25 @@ extension ImagePipeline {
         )
     }
 
+    /// What a background refresh is for.
+    enum RefreshKey: Hashable, Sendable {
+        case image(ImageFetchKey)
+        case data(DataFetchKey)
+    }
+
     /// Refreshes an entry served under `stale-while-revalidate`, with a
-    /// request of its own that no waiter can cancel. One refresh per image
-    /// at a time.
-    func refreshInBackground(_ request: ImageRequest) {
+    /// request of its own that no waiter can cancel: the image, or only the
+    /// data for a ``data(for:)`` request. One refresh per image (or data) at a time.
+    func refreshInBackground(_ request: ImageRequest, asData: Bool = false) {
         var refresh = request
         refresh.networkPolicy = .revalidate
         refresh.priority = .low
-        let key = refresh.imageFetchKey
+        let key: RefreshKey = asData ? .data(refresh.dataFetchKey) : .image(refresh.imageFetchKey)
         backgroundRefreshes.withLock { refreshes in
             guard refreshes[key] == nil else { return }
             // Created under the lock, so its removal cannot come before its insertion.
             refreshes[key] = Task { [self, refresh] in
-                _ = try? await image(for: refresh)
+                if asData { _ = try? await data(for: refresh) } else { _ = try? await image(for: refresh) }
                 backgroundRefreshes.withLock { $0[key] = nil }
             }
         }

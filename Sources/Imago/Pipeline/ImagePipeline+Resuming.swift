@@ -47,7 +47,7 @@ struct PartialDownload: Sendable, Equatable {
 
     /// The whole body: these bytes and a 206 that continues them exactly to
     /// the end of the representation; `nil` if it does not.
-    func completed(by response: DataResponse) -> DataResponse? {
+    func completed(by response: DataLoadingResponse) -> DataLoadingResponse? {
         guard let range = ContentRange(response.header("Content-Range")), range.start == data.count,
               range.end + 1 == range.start + response.data.count, range.total.map({ $0 == range.end + 1 }) ?? true
         else { return nil }

@@ -36,7 +36,7 @@ public final class ImagePipeline: Sendable {
 
     private let nextTaskID = Atomic<UInt64>(1)
     private let activeTasks = Locked<[UInt64: ImageTask]>([:])
-    let backgroundRefreshes = Locked<[ImageFetchKey: Task<Void, Never>]>([:])
+    let backgroundRefreshes = Locked<[RefreshKey: Task<Void, Never>]>([:])
 
     /// Creates a pipeline.
     public init(configuration: Configuration = Configuration()) {

@@ -16,7 +16,7 @@ struct HTTPDataLoaderTests {
         try await withTestServer(configuration, body)
     }
 
-    func load(_ loader: HTTPDataLoader, _ url: URL, headers: [HTTPHeader] = []) async -> Result<DataResponse, DataLoadingError> {
+    func load(_ loader: HTTPDataLoader, _ url: URL, headers: [HTTPHeader] = []) async -> Result<DataLoadingResponse, DataLoadingError> {
         do throws(DataLoadingError) {
             return .success(try await loader.loadData(for: DataRequest(url: url, headers: headers)) { _ in })
         } catch {
@@ -24,7 +24,7 @@ struct HTTPDataLoaderTests {
         }
     }
 
-    func code(_ result: Result<DataResponse, DataLoadingError>) -> DataLoadingError.Code? {
+    func code(_ result: Result<DataLoadingResponse, DataLoadingError>) -> DataLoadingError.Code? {
         if case .failure(let error) = result { return error.code }
         return nil
     }

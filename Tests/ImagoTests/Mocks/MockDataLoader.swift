@@ -66,7 +66,7 @@ final class MockDataLoader: DataLoading {
     func loadData(
         for request: DataRequest,
         progress: @escaping @Sendable (DownloadProgress) -> Void
-    ) async throws(DataLoadingError) -> DataResponse {
+    ) async throws(DataLoadingError) -> DataLoadingResponse {
         let url = request.url
         let (reply, isPaused, reachedWaiters) = state.withLock { state in
             state.calls[url, default: 0] += 1
@@ -95,6 +95,6 @@ final class MockDataLoader: DataLoading {
         if let failure = reply?.failure { throw DataLoadingError(failure, url: url) }
         let data = reply?.data ?? MockImage.data(id: MockImage.id(from: url))
         progress(DownloadProgress(completed: Int64(data.count), expected: Int64(data.count)))
-        return DataResponse(data: data, headers: [HTTPHeader("Cache-Control", "max-age=3600")], url: url)
+        return DataLoadingResponse(data: data, headers: [HTTPHeader("Cache-Control", "max-age=3600")], url: url)
     }
 }

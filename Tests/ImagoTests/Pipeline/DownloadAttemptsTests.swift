@@ -11,8 +11,8 @@ struct DownloadAttemptsTests {
     let policy = RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(100))
     var generator = SeededGenerator(seed: 7)
 
-    func response(_ status: Int, _ count: Int = 10, headers: [HTTPHeader] = []) -> DataResponse {
-        DataResponse(data: Data(repeating: 1, count: count), statusCode: status, headers: headers, url: url)
+    func response(_ status: Int, _ count: Int = 10, headers: [HTTPHeader] = []) -> DataLoadingResponse {
+        DataLoadingResponse(data: Data(repeating: 1, count: count), statusCode: status, headers: headers, url: url)
     }
 
     /// A network failure after `count` bytes of a 200 whose ETag lets it be continued.

@@ -16,6 +16,12 @@ final class VersionedImage: Sendable {
     }
 
     let state = Locked(State())
+    /// The body of each version.
+    let makeBody: @Sendable (Int) -> Data
+
+    init(makeBody: @escaping @Sendable (Int) -> Data = VersionedImage.body) {
+        self.makeBody = makeBody
+    }
 
     /// A PNG whose width tells the versions apart (40 + version pixels).
     static func body(version: Int) -> Data {
@@ -32,7 +38,7 @@ final class VersionedImage: Sendable {
         if request.header("If-None-Match") == etag(version) {
             return .init(status: 304, headers: all)
         }
-        return .init(headers: all, body: Self.body(version: version))
+        return .init(headers: all, body: makeBody(version))
     }
 }
 

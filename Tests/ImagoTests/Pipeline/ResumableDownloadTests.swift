@@ -162,7 +162,7 @@ struct ResumableDownloadTests {
     func validators() {
         let url = URL(fileURLWithPath: "/")
         func kept(_ headers: [(String, String)], count: Int = 20_000) -> PartialDownload? {
-            let response = DataResponse(data: Data(count: count), headers: headers.map { HTTPHeader($0.0, $0.1) }, url: url)
+            let response = DataLoadingResponse(data: Data(count: count), headers: headers.map { HTTPHeader($0.0, $0.1) }, url: url)
             var error = DataLoadingError(.network, url: url)
             error.partial = response
             return PartialDownload(from: error, continuing: nil)
@@ -185,8 +185,8 @@ struct ResumableDownloadTests {
             #expect(ContentRange(bad) == nil, "\(bad ?? "nil")")
         }
         let kept = PartialDownload(data: Data(count: 100), validator: "\"v1\"")
-        func part(_ range: String, count: Int) -> DataResponse {
-            DataResponse(data: Data(count: count), statusCode: 206, headers: [HTTPHeader("Content-Range", range)], url: URL(fileURLWithPath: "/"))
+        func part(_ range: String, count: Int) -> DataLoadingResponse {
+            DataLoadingResponse(data: Data(count: count), statusCode: 206, headers: [HTTPHeader("Content-Range", range)], url: URL(fileURLWithPath: "/"))
         }
         #expect(kept.completed(by: part("bytes 100-149/150", count: 50))?.data.count == 150)
         #expect(kept.completed(by: part("bytes 90-149/150", count: 60)) == nil, "overlaps the kept bytes")

@@ -1,0 +1,87 @@
+import Foundation
+
+// Raw data through the same stages as images, less decoding: the disk tier
+// under the same HTTP rules, then the shared download (coalesced with image
+// requests for the same key), with its retries, limits and revalidation.
+extension ImagePipeline {
+    /// Loads the bytes for `request` without decoding them: for bodies that
+    /// are not images (SVG, Lottie, JSON manifests) or that are passed on as
+    /// they are. The disk cache is read and written under the same HTTP
+    /// rules as images, and any body the server lets be stored is stored,
+    /// image or not. The request's size, content mode and processors are
+    /// ignored; cancelling the calling task cancels the load.
+    ///
+    /// ```swift
+    /// let manifest = try await pipeline.data(for: ImageRequest(url: manifestURL))
+    /// let decoded = try JSONDecoder().decode(Manifest.self, from: manifest.data)
+    /// ```
+    public func data(for request: ImageRequest) async throws(ImagePipeline.Error) -> DataResponse {
+        var stale: StoredEntry?
+        switch await readData(for: request) {
+        case .served(let response):
+            metrics.diskHit()
+            if case .stale(.revalidatingInBackground) = response.freshness { refreshInBackground(request, asData: true) }
+            return response
+        case .stale(let entry):
+            stale = entry
+        case .miss:
+            break
+        }
+        guard request.networkPolicy != .cacheOnly else { throw .notCached(key: request.cacheKey) }
+        let fetched = try await sharedData(for: request, revalidating: stale).get()
+        if let metadata = fetched.metadata, !fetched.freshness.isStale, request.cachePolicy.write.contains(.disk),
+           let dataCache = configuration.dataCache, fetched.storeClaim.take() {
+            await diskThreads.run(priority: request.priority) { [logger] in
+                Self.store(fetched.data, metadata: metadata, forKey: DiskKey.data(request.cacheKey), in: dataCache, logger: logger)
+            }
+        }
+        return DataResponse(data: fetched.data, headers: fetched.headers, request: request, source: fetched.source, freshness: fetched.freshness)
+    }
+
+    /// What the disk tier holds for a data request.
+    private enum DataRead: Sendable {
+        case miss
+        case stale(StoredEntry)
+        case served(DataResponse)
+    }
+
+    /// Reads the stored bytes on the disk threads, if the request reads the
+    /// disk and the index may hold them (a miss never leaves the caller).
+    private func readData(for request: ImageRequest) async -> DataRead {
+        let key = DiskKey.data(request.cacheKey)
+        guard request.networkPolicy != .reload, request.cachePolicy.read.contains(.disk),
+              let dataCache = configuration.dataCache, dataCache.mayContainData(forKey: key) else { return .miss }
+        let rules = cacheRules
+        return await diskThreads.run(priority: request.priority) {
+            guard let cached = dataCache.cachedData(forKey: key) else { return .miss }
+            switch rules.use(cached, for: request) {
+            case .skip: return .miss
+            case .revalidate(let entry): return .stale(entry)
+            case .serve(let freshness):
+                let headers = HTTPCacheMetadata(decoding: cached.metadata)?.headers ?? []
+                return .served(DataResponse(data: cached.data, headers: headers, request: request, source: .disk, freshness: freshness))
+            }
+        }
+    }
+
+    /// Joins (or starts) the shared download of the request's data and waits
+    /// for it; leaving it when the calling task is cancelled.
+    private func sharedData(for request: ImageRequest, revalidating stale: StoredEntry?) async -> Result<FetchedData, Error> {
+        let subscription = Locked<DataFetches.Subscription?>(nil)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<FetchedData, Error>, Never>) in
+                let joined = dataFetches.subscribe(
+                    key: request.dataFetchKey, priority: request.priority, observer: .init(completion: { continuation.resume(returning: $0) })
+                ) { [self] context in
+                    await fetchData(request, revalidating: stale, context: context)
+                }
+                if joined.joined { metrics.coalesced() }
+                subscription.withLock { $0 = joined }
+                // A cancellation that came before the subscription was recorded.
+                if Task.isCancelled { joined.cancel() }
+            }
+        } onCancel: {
+            subscription.withLock { $0 }?.cancel()
+        }
+    }
+}
