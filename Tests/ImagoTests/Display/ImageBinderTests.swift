@@ -5,7 +5,7 @@ import Testing
 import ImagoSandbox
 
 @MainActor
-@Suite("ImageBinder: placeholder, synchronous memory hits, last request wins", .timeLimit(.minutes(1)))
+@Suite("ImageBinder: placeholder, synchronous memory hits, last request wins", .timeLimit(.minutes(10)))
 struct ImageBinderTests {
     let loader = MockDataLoader()
     let placeholder = MockImage.image(id: 0xFFFF)

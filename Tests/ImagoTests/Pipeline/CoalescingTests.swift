@@ -3,7 +3,7 @@ import Testing
 
 @testable import Imago
 
-@Suite("Coalescing: one download and one decode per key, waiters cancelled independently", .timeLimit(.minutes(1)))
+@Suite("Coalescing: one download and one decode per key, waiters cancelled independently", .timeLimit(.minutes(10)))
 struct CoalescingTests {
     let loader = MockDataLoader()
     let decoder = MockImageDecoder()

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Imago
 
-@Suite("data(for:): raw bytes through the same HTTP cache rules, coalescing and limits", .timeLimit(.minutes(1)))
+@Suite("data(for:): raw bytes through the same HTTP cache rules, coalescing and limits", .timeLimit(.minutes(10)))
 struct DataRequestTests {
     let folder = TemporaryDirectory()
     let clock = ManualClock(epoch: Date())
@@ -16,7 +16,7 @@ struct DataRequestTests {
     /// Runs `body` with a server serving ``document`` at `/doc.svg` and a
     /// pipeline with a disk cache and the test's clock.
     func withScenario(_ body: (TestImageServer, ImagePipeline, DiskCache, URL) async throws -> Void) async throws {
-        try await withTestServer(.init(readTimeout: .seconds(5))) { server, loader in
+        try await withTestServer(.init(readTimeout: .seconds(60))) { server, loader in
             server.setRoute("/doc.svg") { [document] in document.respond(to: $0) }
             let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
             defer { disk.close() }

@@ -42,7 +42,7 @@ final class VersionedImage: Sendable {
     }
 }
 
-@Suite("HTTP caching in the pipeline: freshness, revalidation, stale use, request policies", .timeLimit(.minutes(1)))
+@Suite("HTTP caching in the pipeline: freshness, revalidation, stale use, request policies", .timeLimit(.minutes(10)))
 struct HTTPCachingTests {
     let folder = TemporaryDirectory()
     let clock = ManualClock(epoch: Date())
@@ -57,7 +57,7 @@ struct HTTPCachingTests {
         diskStorage: ImagePipeline.DiskStorage = .originalData,
         _ body: (TestImageServer, ImagePipeline, DiskCache, URL) async throws -> Void
     ) async throws {
-        try await withTestServer(.init(readTimeout: .seconds(5))) { server, loader in
+        try await withTestServer(.init(readTimeout: .seconds(60))) { server, loader in
             server.setRoute("/image.png") { [image] in image.respond(to: $0) }
             let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
             defer { disk.close() }

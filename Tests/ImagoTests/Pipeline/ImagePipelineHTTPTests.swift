@@ -4,7 +4,7 @@ import Testing
 
 @testable import Imago
 
-@Suite("ImagePipeline over real HTTP: coalescing, errors, decoding", .timeLimit(.minutes(1)))
+@Suite("ImagePipeline over real HTTP: coalescing, errors, decoding", .timeLimit(.minutes(10)))
 struct ImagePipelineHTTPTests {
     let folder = TemporaryDirectory()
 

@@ -50,7 +50,7 @@ final class RangeServer: Sendable {
     }
 }
 
-@Suite("Resumable downloads: Range with If-Range, across retries and restarts", .timeLimit(.minutes(1)))
+@Suite("Resumable downloads: Range with If-Range, across retries and restarts", .timeLimit(.minutes(10)))
 struct ResumableDownloadTests {
     let folder = TemporaryDirectory()
 
@@ -63,22 +63,22 @@ struct ResumableDownloadTests {
     }
 
     /// The start of the last Range the server was asked for: the bytes kept
-    /// then. Each Range must start further on than the one before. (On a
-    /// loaded machine the client may have read less than the server sent
-    /// when its read timeout fires, and a continuation may itself time out
-    /// and be continued again.)
+    /// then. No Range may start before the one before it. (On a loaded
+    /// machine the client may have read less than the server sent when its
+    /// read timeout fires, and a continuation may itself time out, with or
+    /// without new bytes, and be asked for again from where it stopped.)
     static func keptCount(_ ranges: [String]) -> Int? {
         let starts = ranges.compactMap { range -> Int? in
             guard range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
             return Int(range.dropFirst(6).dropLast())
         }
         guard !starts.isEmpty, starts.count == ranges.count, starts.first! >= PartialDownload.minimumCount,
-              starts.first! <= RangeServer.cutAfter, starts == starts.sorted(), Set(starts).count == starts.count else { return nil }
+              starts.first! <= RangeServer.cutAfter, starts == starts.sorted() else { return nil }
         return starts.last
     }
 
     /// Enough attempts for continuations that time out on a loaded machine.
-    static let patient = RetryPolicy(maximumAttempts: 5, initialDelay: .milliseconds(5))
+    static let patient = RetryPolicy(maximumAttempts: 20, initialDelay: .milliseconds(5))
 
     static let first = noise(seed: 1)
     static let second = noise(seed: 2)

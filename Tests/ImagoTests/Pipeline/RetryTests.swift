@@ -5,7 +5,7 @@ import Testing
 @testable import Imago
 @testable import ImagoCaching
 
-@Suite("Retries: temporary failures again with backoff and Retry-After, permanent ones never, no URL remembered", .timeLimit(.minutes(1)))
+@Suite("Retries: temporary failures again with backoff and Retry-After, permanent ones never, no URL remembered", .timeLimit(.minutes(10)))
 struct RetryTests {
     static let url = URL(string: "http://example.com/a.png")!
     static let quick = RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(5), maximumDelay: .milliseconds(20))
@@ -57,7 +57,7 @@ struct RetryTests {
     }
 
     func withPipeline(_ retryPolicy: RetryPolicy = quick, _ body: (TestImageServer, ImagePipeline) async throws -> Void) async throws {
-        try await withTestServer(.init(readTimeout: .seconds(5))) { server, loader in
+        try await withTestServer(.init(readTimeout: .seconds(60))) { server, loader in
             try await body(server, ImagePipeline(configuration: .init(dataLoader: loader, retryPolicy: retryPolicy)))
         }
     }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Imago
 
-@Suite("Scheduling: suspend, resume, cancel all, priorities, concurrency limits", .timeLimit(.minutes(1)))
+@Suite("Scheduling: suspend, resume, cancel all, priorities, concurrency limits", .timeLimit(.minutes(10)))
 struct SchedulingTests {
     let loader = MockDataLoader()
     let decoder = MockImageDecoder()

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Imago
 
-@Suite("ImagePrefetcher: warm the caches at low priority, stop on demand", .timeLimit(.minutes(1)))
+@Suite("ImagePrefetcher: warm the caches at low priority, stop on demand", .timeLimit(.minutes(10)))
 struct ImagePrefetcherTests {
     let loader = MockDataLoader()
 
