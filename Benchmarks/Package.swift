@@ -8,6 +8,7 @@ import PackageDescription
 //     swift run -c release HitRatio
 //     swift run -c release PipelineThroughput
 //     swift run -c release CacheValidation
+//     swift run -c release DiskDurability [folder-parent] [stores] [rounds]
 //     swift run -c release Thumbnails [--memory]
 let package = Package(
     name: "ImagoBenchmarks",
@@ -65,6 +66,12 @@ let package = Package(
                 .product(name: "Imago", package: "Imago"),
                 .product(name: "ImagoSandbox", package: "Imago"),
             ]
+        ),
+        // Prints the cost per store of each DiskCache durability (with and
+        // without fsync); needs only the caches, so it builds in minutes.
+        .executableTarget(
+            name: "DiskDurability",
+            dependencies: [.product(name: "ImagoCaching", package: "Imago")]
         ),
         // TurboJPEG called directly, for the ceiling the Thumbnails benchmark
         // compares against (the library's own CTurboJPEG module is no product).

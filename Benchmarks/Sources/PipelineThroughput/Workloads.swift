@@ -22,9 +22,9 @@ struct PassThroughDecoder: ImageDecoding {
 /// Answers every request at once with the same body: isolates the pipeline from HTTP.
 struct InstantLoader: DataLoading {
     var data: Data
-    func loadData(for request: DataRequest, progress: @escaping @Sendable (DownloadProgress) -> Void) async throws(DataLoadingError) -> DataResponse {
+    func loadData(for request: DataRequest, progress: @escaping @Sendable (DownloadProgress) -> Void) async throws(DataLoadingError) -> DataLoadingResponse {
         progress(DownloadProgress(completed: Int64(data.count), expected: Int64(data.count)))
-        return DataResponse(data: data, statusCode: 200, headers: [HTTPHeader("Cache-Control", "max-age=3600")], url: request.url)
+        return DataLoadingResponse(data: data, statusCode: 200, headers: [HTTPHeader("Cache-Control", "max-age=3600")], url: request.url)
     }
 }
 

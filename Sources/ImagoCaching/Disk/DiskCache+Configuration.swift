@@ -18,6 +18,8 @@ extension DiskCache {
         /// The clock for access times and expiry. Default: the system clock;
         /// tests pass a manual one.
         public var currentDate: @Sendable () -> Date
+        /// What a store survives once it has returned. Default: ``Durability/processCrash``.
+        public var durability: Durability
         /// Where warnings (corrupt entries, I/O errors) go. Default: label "imago".
         public var logger: Logger
 
@@ -27,13 +29,29 @@ extension DiskCache {
             maxAge: Duration? = .seconds(7 * 24 * 3600),
             maintenanceInterval: Duration? = .seconds(60),
             currentDate: @escaping @Sendable () -> Date = { Date() },
+            durability: Durability = .processCrash,
             logger: Logger = Logger(label: "imago")
         ) {
             self.sizeLimit = sizeLimit
             self.maxAge = maxAge
             self.maintenanceInterval = maintenanceInterval
             self.currentDate = currentDate
+            self.durability = durability
             self.logger = logger
         }
+    }
+
+    /// What a stored entry survives.
+    public enum Durability: Sendable, Equatable {
+        /// A killed or crashed process: the file is written whole, then
+        /// renamed into place, so an entry is whole or absent. After a power
+        /// cut the newest entries may be torn (their tails lost or zeroed);
+        /// the checksum catches that on read, and a torn entry is removed and
+        /// reported as a miss, never served. No fsync: the cheap default.
+        case processCrash
+        /// A power cut as well: the entry's file is flushed to the device
+        /// before the rename and its folder after it, so a store that has
+        /// returned is on the device. Costs two fsyncs a store.
+        case powerLoss
     }
 }

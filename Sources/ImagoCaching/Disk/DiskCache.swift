@@ -171,6 +171,14 @@ public final class DiskCache: DataCaching, Sendable {
             try? POSIXFile.unlink(temporary)
             throw error
         }
+        if configuration.durability == .powerLoss {
+            // After the rename, outside the lock: the folder's new entry must reach the device too.
+            do throws(SystemCallError) {
+                try POSIXFile.syncDirectory(folderPath(hash.shard))
+            } catch {
+                throw DiskCacheError(error, operation: .store, key: key)
+            }
+        }
     }
 
     public func removeData(forKey key: String) throws(DiskCacheError) {
@@ -214,6 +222,8 @@ public final class DiskCache: DataCaching, Sendable {
                         Result { () throws(SystemCallError) in try POSIXFile.write(fd, head, tail, path: temporary) }
                     }
                 }.get()
+                // Before the rename: once the name points at the file, its bytes must be on the device.
+                if configuration.durability == .powerLoss { try POSIXFile.sync(fd, path: temporary) }
             } catch {
                 try? POSIXFile.unlink(temporary)
                 throw error

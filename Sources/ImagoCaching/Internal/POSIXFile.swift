@@ -83,6 +83,20 @@ enum POSIXFile {
         }
     }
 
+    /// Flushes the file's data and size to the storage device.
+    static func sync(_ fd: Int32, path: String) throws(SystemCallError) {
+        while fsync(fd) != 0 {
+            guard errno == EINTR else { throw SystemCallError("fsync", path) }
+        }
+    }
+
+    /// Flushes a directory's entries (a rename into it) to the storage device.
+    static func syncDirectory(_ path: String) throws(SystemCallError) {
+        let fd = try open(path, O_RDONLY | O_DIRECTORY)
+        defer { close(fd) }
+        try sync(fd, path: path)
+    }
+
     static func rename(_ from: String, to: String) throws(SystemCallError) {
         guard Glibc_rename(from, to) == 0 else { throw SystemCallError("rename", to) }
     }

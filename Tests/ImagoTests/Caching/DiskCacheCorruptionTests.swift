@@ -28,6 +28,8 @@ struct DiskCacheCorruptionTests {
         case flipBodyByte, flipHeaderByte, flipKeyByte, flipMetadataByte
         case truncateBody, truncateToHeader, truncateToZero, appendGarbage
         case forgeHugeBodyLength, replaceWithHTML
+        /// What a power cut leaves of a renamed file whose data had not reached the device.
+        case zeroTail, truncateToPage
     }
 
     @Test("a damaged entry is detected on read, removed and reported as a miss", arguments: Damage.allCases)
@@ -52,6 +54,8 @@ struct DiskCacheCorruptionTests {
             case .appendGarbage: bytes.append(contentsOf: [1, 2, 3])
             case .forgeHugeBodyLength: bytes.replaceSubrange(16..<24, with: [UInt8](repeating: 0xFF, count: 8))
             case .replaceWithHTML: bytes = Data("<html><body>502 Bad Gateway</body></html>".utf8)
+            case .zeroTail: bytes.replaceSubrange((bytes.count - 4096)..., with: Data(count: 4096))
+            case .truncateToPage: bytes = bytes.prefix(bytes.count / 4096 * 4096)
             }
         }
         // Then it reads as a miss, its file is gone, and the rest is untouched
@@ -59,6 +63,31 @@ struct DiskCacheCorruptionTests {
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(!cache.containsData(forKey: "victim"))
         #expect(cache.cachedData(forKey: "neighbour")?.data == Data("fine".utf8))
+        expectConsistent(cache)
+    }
+
+    @Test("power loss: entries torn behind a snapshot are misses after a restart, removed, never served", arguments: [
+        DiskCache.Durability.processCrash, .powerLoss,
+    ])
+    func tornAfterRestart(durability: DiskCache.Durability) throws {
+        // Given entries stored (with or without fsync) and a snapshot that lists them
+        let configuration = DiskCache.Configuration(maintenanceInterval: nil, durability: durability)
+        let bodies = (0..<3).map { testData(count: 30_000 + $0, seed: UInt64(10 + $0)) }
+        do {
+            let cache = try DiskCache(path: folder.path, configuration: configuration)
+            for (index, body) in bodies.enumerated() { try cache.storeData(body, metadata: Data(), forKey: "entry\(index)") }
+            cache.close()
+        }
+        // When a power cut tears two of them: a zeroed tail, a tail cut at a page boundary
+        try rewrite(entryPath("entry0")) { $0.replaceSubrange(($0.count - 4096)..., with: Data(count: 4096)) }
+        try rewrite(entryPath("entry1")) { $0 = $0.prefix($0.count / 4096 * 4096) }
+
+        // Then after the restart they read as misses and are gone; the whole one is served
+        let cache = try DiskCache(path: folder.path, configuration: configuration)
+        #expect(cache.cachedData(forKey: "entry0") == nil && cache.cachedData(forKey: "entry1") == nil)
+        #expect(!FileManager.default.fileExists(atPath: entryPath("entry0")))
+        #expect(!FileManager.default.fileExists(atPath: entryPath("entry1")))
+        #expect(cache.cachedData(forKey: "entry2")?.data == bodies[2])
         expectConsistent(cache)
     }
 
