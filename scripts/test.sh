@@ -16,6 +16,9 @@ rm -f .build-log.txt
 echo "== swift test"
 swift test --skip-build
 
+echo "== crash consistency, 1,000 SIGKILLs"
+scripts/crash-test.sh 1000
+
 echo "== swift test --sanitize=thread"
 # Any ThreadSanitizer report makes the run exit non-zero, and so fails CI.
 swift test --sanitize=thread --scratch-path .build-tsan

@@ -11,8 +11,8 @@
 /// surgery. `.lru` is kept for comparison and for workloads with a strong
 /// recency bias.
 ///
-/// All queues are doubly linked lists threaded through one array of nodes, so
-/// every operation is O(1) amortised and allocation-free once warm.
+/// Both queues are lists threaded through one ``LinkedSlots``, so every
+/// operation is O(1) amortised and allocation-free once warm.
 @usableFromInline
 struct CachePolicyState<Key: Hashable, Value> {
     @usableFromInline
@@ -28,7 +28,7 @@ struct CachePolicyState<Key: Hashable, Value> {
     }
 
     @usableFromInline
-    struct Node {
+    struct Entry {
         @usableFromInline var key: Key?
         @usableFromInline var value: Value?
         @usableFromInline var cost: Int
@@ -36,43 +36,31 @@ struct CachePolicyState<Key: Hashable, Value> {
         @usableFromInline var expiry: Int64
         @usableFromInline var frequency: UInt8
         @usableFromInline var queue: Queue
-        @usableFromInline var previous: Int32
-        @usableFromInline var next: Int32
 
         @inlinable
-        init(key: Key?, value: Value?, cost: Int, expiry: Int64, frequency: UInt8, queue: Queue, previous: Int32, next: Int32) {
+        init(key: Key, value: Value, cost: Int, expiry: Int64, queue: Queue) {
             self.key = key
             self.value = value
             self.cost = cost
             self.expiry = expiry
-            self.frequency = frequency
+            frequency = 0
             self.queue = queue
-            self.previous = previous
-            self.next = next
         }
     }
 
-    /// A FIFO list of node indices; `head` is the newest, `tail` the oldest.
-    @usableFromInline
-    struct List: Sendable {
-        @usableFromInline var head: Int32 = -1
-        @usableFromInline var tail: Int32 = -1
-        @usableFromInline var count = 0
-        @usableFromInline var cost = 0
+    @usableFromInline typealias Slots = LinkedSlots<Entry>
 
-        @inlinable init() {}
-    }
-
-    @inlinable static var none: Int32 { -1 }
     @inlinable static var maxFrequency: UInt8 { 3 }
 
     @usableFromInline let policy: EvictionPolicy
     @usableFromInline var limits: Limits
-    @usableFromInline var nodes: [Node] = []
-    @usableFromInline var freeNodes: [Int32] = []
+    @usableFromInline var entries = Slots()
     @usableFromInline var index: [Key: Int32] = [:]
-    @usableFromInline var small = List()
-    @usableFromInline var main = List()
+    /// FIFO queues: `head` is the newest, `tail` the oldest.
+    @usableFromInline var small = Slots.List()
+    @usableFromInline var main = Slots.List()
+    @usableFromInline var smallCost = 0
+    @usableFromInline var mainCost = 0
     @usableFromInline var ghost = GhostQueue()
     /// Entries evicted by the limits or a trim, since creation.
     @usableFromInline var evictionCount = 0
@@ -84,7 +72,7 @@ struct CachePolicyState<Key: Hashable, Value> {
     }
 
     @inlinable var totalCount: Int { small.count + main.count }
-    @inlinable var totalCost: Int { small.cost + main.cost }
+    @inlinable var totalCost: Int { smallCost + mainCost }
 
     // MARK: Operations
 
@@ -93,19 +81,18 @@ struct CachePolicyState<Key: Hashable, Value> {
     @inlinable
     mutating func value(forKey key: Key, now: Int64) -> Value? {
         guard let slot = index[key] else { return nil }
-        let i = Int(slot)
-        if nodes[i].expiry <= now {
+        if entries[slot].expiry <= now {
             _ = remove(slot: slot)
             return nil
         }
         recordAccess(slot)
-        return nodes[i].value
+        return entries[slot].value
     }
 
     /// Stores `value`. Returns false (and removes any older value for `key`)
     /// when the entry alone is costlier than the entry cost limit.
     @inlinable @discardableResult
-        mutating func setValue(_ value: Value, forKey key: Key, cost: Int, expiry: Int64) -> Bool {
+    mutating func setValue(_ value: Value, forKey key: Key, cost: Int, expiry: Int64) -> Bool {
         guard cost <= limits.entryCost, cost <= limits.cost, limits.count > 0 else {
             if let slot = index[key] { _ = remove(slot: slot) }
             return false
@@ -113,14 +100,13 @@ struct CachePolicyState<Key: Hashable, Value> {
         if let slot = index[key] {
             // An update counts as an access. The entry leaves its list while
             // room is made, so that it cannot be its own victim.
-            let i = Int(slot)
-            let queue = nodes[i].queue
+            let queue = entries[slot].queue
             unlink(slot)
             evict(toCount: limits.count - 1, cost: limits.cost - cost)
-            nodes[i].value = value
-            nodes[i].cost = cost
-            nodes[i].expiry = expiry
-            nodes[i].frequency = min(nodes[i].frequency + 1, Self.maxFrequency)
+            entries[slot].value = value
+            entries[slot].cost = cost
+            entries[slot].expiry = expiry
+            entries[slot].frequency = min(entries[slot].frequency + 1, Self.maxFrequency)
             push(slot, to: queue)
             return true
         }
@@ -128,10 +114,7 @@ struct CachePolicyState<Key: Hashable, Value> {
         let queue: Queue = policy == .lru || ghost.remove(key.hashValue) ? .main : .small
         // Make room first, as the paper does, so the entry is not its own victim.
         evict(toCount: limits.count - 1, cost: limits.cost - cost)
-        let slot = allocate(Node(
-            key: key, value: value, cost: cost, expiry: expiry,
-            frequency: 0, queue: queue, previous: Self.none, next: Self.none
-        ))
+        let slot = entries.allocate(Entry(key: key, value: value, cost: cost, expiry: expiry, queue: queue))
         index[key] = slot
         push(slot, to: queue)
         return true
@@ -145,19 +128,21 @@ struct CachePolicyState<Key: Hashable, Value> {
 
     @inlinable
     mutating func removeAll() {
-        nodes.removeAll()
-        freeNodes.removeAll()
+        entries.removeAll()
         index.removeAll()
-        small = List()
-        main = List()
+        small = Slots.List()
+        main = Slots.List()
+        smallCost = 0
+        mainCost = 0
         ghost = GhostQueue()
     }
 
     /// Removes every entry that expired at or before `now`. O(n).
     @inlinable
     mutating func removeExpired(now: Int64) {
-        for slot in nodes.indices where nodes[slot].queue != .free && nodes[slot].expiry <= now {
-            _ = remove(slot: Int32(slot))
+        for slot in entries.slots.indices.map(Int32.init)
+        where entries[slot].queue != .free && entries[slot].expiry <= now {
+            _ = remove(slot: slot)
         }
     }
 
@@ -170,7 +155,6 @@ struct CachePolicyState<Key: Hashable, Value> {
         }
     }
 
-
     // MARK: Eviction
 
     @inlinable
@@ -179,7 +163,7 @@ struct CachePolicyState<Key: Hashable, Value> {
             _ = remove(slot: main.tail)
             return
         }
-        let smallIsLarge = small.count >= max(1, countLimit / 10) || small.cost >= costLimit / 10
+        let smallIsLarge = small.count >= max(1, countLimit / 10) || smallCost >= costLimit / 10
         if small.count > 0, smallIsLarge || main.count == 0 {
             evictFromSmall()
         } else {
@@ -192,15 +176,14 @@ struct CachePolicyState<Key: Hashable, Value> {
     /// evicted and its key remembered in the ghost queue.
     @inlinable
     mutating func evictFromSmall() {
-        while small.tail != Self.none {
+        while small.tail != Slots.none {
             let slot = small.tail
-            let i = Int(slot)
             unlink(slot)
-            if nodes[i].frequency > 0 {
-                nodes[i].frequency = 0
+            if entries[slot].frequency > 0 {
+                entries[slot].frequency = 0
                 push(slot, to: .main)
             } else {
-                if let key = nodes[i].key {
+                if let key = entries[slot].key {
                     ghost.insert(key.hashValue, capacity: max(main.count, 16))
                 }
                 release(slot)
@@ -213,13 +196,11 @@ struct CachePolicyState<Key: Hashable, Value> {
     /// frequency) and evicts the first one that was not read.
     @inlinable
     mutating func evictFromMain() {
-        while main.tail != Self.none {
+        while main.tail != Slots.none {
             let slot = main.tail
-            let i = Int(slot)
-            if nodes[i].frequency > 0 {
-                nodes[i].frequency -= 1
-                unlink(slot)
-                push(slot, to: .main)
+            if entries[slot].frequency > 0 {
+                entries[slot].frequency -= 1
+                entries.moveToFront(slot, in: &main)
             } else {
                 _ = remove(slot: slot)
                 return
@@ -227,117 +208,83 @@ struct CachePolicyState<Key: Hashable, Value> {
         }
     }
 
-    // MARK: Nodes and lists
+    // MARK: Entries and queues
 
     @inlinable
     mutating func recordAccess(_ slot: Int32) {
-        let i = Int(slot)
         switch policy {
         case .s3fifo:
-            if nodes[i].frequency < Self.maxFrequency { nodes[i].frequency += 1 }
+            if entries[slot].frequency < Self.maxFrequency { entries[slot].frequency += 1 }
         case .lru:
-            if main.head != slot {
-                unlink(slot)
-                push(slot, to: .main)
-            }
+            entries.moveToFront(slot, in: &main)
         }
-    }
-
-    @inlinable
-    mutating func allocate(_ node: Node) -> Int32 {
-        if let slot = freeNodes.popLast() {
-            nodes[Int(slot)] = node
-            return slot
-        }
-        nodes.append(node)
-        return Int32(nodes.count - 1)
     }
 
     @inlinable
     mutating func remove(slot: Int32) -> Value? {
         unlink(slot)
-        let value = nodes[Int(slot)].value
+        let value = entries[slot].value
         release(slot)
         return value
     }
 
-    /// Frees a node that is already unlinked, dropping its key and value.
+    /// Frees an entry that is already unlinked, dropping its key and value.
     @inlinable
     mutating func release(_ slot: Int32) {
-        let i = Int(slot)
-        if let key = nodes[i].key { index.removeValue(forKey: key) }
-        nodes[i].key = nil
-        nodes[i].value = nil
-        nodes[i].queue = .free
-        freeNodes.append(slot)
+        if let key = entries[slot].key { index.removeValue(forKey: key) }
+        entries[slot].key = nil
+        entries[slot].value = nil
+        entries[slot].queue = .free
+        entries.release(slot)
     }
 
     @inlinable
     mutating func push(_ slot: Int32, to queue: Queue) {
-        let i = Int(slot)
-        nodes[i].queue = queue
-        nodes[i].previous = Self.none
-        withList(queue) { list, nodes in
-            nodes[i].next = list.head
-            if list.head != Self.none { nodes[Int(list.head)].previous = slot }
-            list.head = slot
-            if list.tail == Self.none { list.tail = slot }
-            list.count += 1
-            list.cost += nodes[i].cost
+        entries[slot].queue = queue
+        switch queue {
+        case .small:
+            entries.pushFront(slot, onto: &small)
+            smallCost += entries[slot].cost
+        case .main:
+            entries.pushFront(slot, onto: &main)
+            mainCost += entries[slot].cost
+        case .free:
+            break
         }
     }
 
     @inlinable
     mutating func unlink(_ slot: Int32) {
-        let i = Int(slot)
-        let previous = nodes[i].previous
-        let next = nodes[i].next
-        withList(nodes[i].queue) { list, nodes in
-            if previous != Self.none { nodes[Int(previous)].next = next } else { list.head = next }
-            if next != Self.none { nodes[Int(next)].previous = previous } else { list.tail = previous }
-            list.count -= 1
-            list.cost -= nodes[i].cost
-        }
-        nodes[i].previous = Self.none
-        nodes[i].next = Self.none
-    }
-
-    @inlinable
-    mutating func withList(_ queue: Queue, _ body: (inout List, inout [Node]) -> Void) {
-        switch queue {
-        case .small: body(&small, &nodes)
-        case .main: body(&main, &nodes)
-        case .free: break
+        switch entries[slot].queue {
+        case .small:
+            entries.unlink(slot, from: &small)
+            smallCost -= entries[slot].cost
+        case .main:
+            entries.unlink(slot, from: &main)
+            mainCost -= entries[slot].cost
+        case .free:
+            break
         }
     }
 
     // MARK: Invariants
 
-    /// Checks the lists, the index and the totals against each other; used by
-    /// the tests after random operation sequences.
+    /// Checks the queues, the index and the totals against each other; used
+    /// by the tests after random operation sequences.
     func checkInvariants() -> [String] {
         var problems: [String] = []
-        var seen = Set<Int32>()
-        for (queue, list) in [(Queue.small, small), (Queue.main, main)] {
-            var count = 0
-            var cost = 0
-            var previous = Self.none
-            var slot = list.head
-            while slot != Self.none {
-                let node = nodes[Int(slot)]
-                if node.queue != queue { problems.append("node \(slot) in \(queue) list says \(node.queue)") }
-                if node.previous != previous { problems.append("node \(slot) has a wrong back link") }
-                if !seen.insert(slot).inserted { problems.append("node \(slot) is linked twice"); break }
-                if let key = node.key, index[key] != slot { problems.append("node \(slot) is not indexed") }
-                count += 1
-                cost += node.cost
-                previous = slot
-                slot = node.next
+        var linked = 0
+        for (queue, list, cost) in [(Queue.small, small, smallCost), (Queue.main, main, mainCost)] {
+            let (slots, found) = entries.check(list, name: "\(queue)")
+            problems += found
+            for slot in slots {
+                if entries[slot].queue != queue { problems.append("entry \(slot) in \(queue) list says \(entries[slot].queue)") }
+                if let key = entries[slot].key, index[key] != slot { problems.append("entry \(slot) is not indexed") }
             }
-            if list.tail != previous { problems.append("\(queue) tail is \(list.tail), expected \(previous)") }
-            if list.count != count || list.cost != cost { problems.append("\(queue) totals are off") }
+            if slots.reduce(0, { $0 + entries[$1].cost }) != cost { problems.append("\(queue) cost is off") }
+            linked += slots.count
         }
-        if seen.count != index.count { problems.append("index has \(index.count) keys, lists \(seen.count)") }
+        if linked != index.count { problems.append("index has \(index.count) keys, lists \(linked)") }
         if totalCount > limits.count || totalCost > limits.cost { problems.append("over the limits") }
         return problems
     }
@@ -387,4 +334,4 @@ struct GhostQueue: Sendable {
 }
 
 extension CachePolicyState: Sendable where Key: Sendable, Value: Sendable {}
-extension CachePolicyState.Node: Sendable where Key: Sendable, Value: Sendable {}
+extension CachePolicyState.Entry: Sendable where Key: Sendable, Value: Sendable {}
