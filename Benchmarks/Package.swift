@@ -9,6 +9,7 @@ import PackageDescription
 //     swift run -c release PipelineThroughput
 //     swift run -c release CacheValidation
 //     swift run -c release DiskDurability [folder-parent] [stores] [rounds]
+//     swift run -c release MemoryCacheSpeed [rounds]
 //     swift run -c release Thumbnails [--memory]
 let package = Package(
     name: "ImagoBenchmarks",
@@ -67,6 +68,9 @@ let package = Package(
                 .product(name: "ImagoSandbox", package: "Imago"),
             ]
         ),
+        // Prints the memory cache's time per operation next to a one-lock
+        // CLOCK cache (CacheWorkloads' ClockCache), in one run.
+        .executableTarget(name: "MemoryCacheSpeed", dependencies: ["CacheWorkloads"]),
         // Prints the cost per store of each DiskCache durability (with and
         // without fsync); needs only the caches, so it builds in minutes.
         .executableTarget(

@@ -1,9 +1,13 @@
 import Foundation
 import ImagoCaching
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // Prints what each DiskCache durability costs a store: 20 KB entries stored
 // one after another in a new folder, with and without the two fsyncs of
-// `.powerLoss`, interleaved over several rounds; the median per store.
+// `.powerLoss`, interleaved over several rounds (each after a sync(2), so
+// that earlier rounds' write-back stays out); the median per store.
 //
 //     swift run -c release DiskDurability [folder-parent] [stores] [rounds]
 let arguments = CommandLine.arguments
@@ -18,6 +22,9 @@ func microsecondsPerStore(_ durability: DiskCache.Durability) throws -> Double {
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let cache = try DiskCache(path: folder, configuration: .init(maintenanceInterval: nil, durability: durability))
     defer { cache.close() }
+    // Earlier rounds' dirty pages (and this folder's creation) go to the
+    // device first, so that their write-back does not land in this round.
+    sync()
     let clock = ContinuousClock()
     let elapsed = try clock.measure {
         for index in 0..<stores { try cache.storeData(body, forKey: "entry-\(index)") }

@@ -62,7 +62,7 @@ final class FetchStage: Sendable {
     /// Makes the download `subscribe` joins (at the fetch's priority) the
     /// fetch's stage, unless the fetch was cancelled. `subscribe` must not
     /// complete synchronously.
-    func download(_ subscribe: (Priority) -> DataFetches.Subscription) -> DataFetches.Subscription? {
+    func joinDownload(_ subscribe: (Priority) -> DataFetches.Subscription) -> DataFetches.Subscription? {
         state.withLock { state in
             if case .cancelled = state.current { return nil }
             let subscription = subscribe(state.priority)

@@ -26,9 +26,13 @@ extension ImagePipeline {
         public var maximumConcurrentDownloads: Int
         /// Downloads running at once to one host. Default: 6, as browsers do.
         public var maximumConcurrentDownloadsPerHost: Int
-        /// Decodes running at once. Default: the number of processors.
+        /// Threads that read disk entries and decode them, one job per image:
+        /// at most this many reads and decodes run at once. Default: the
+        /// number of processors.
         public var maximumConcurrentDecodes: Int
-        /// Threads for disk reads and writes. Default: 2.
+        /// Threads for the rest of the disk work: partial downloads,
+        /// ``ImagePipeline/data(for:)`` reads and stores, and the ``ImagePipeline/cache``
+        /// API's disk calls. Default: 2.
         public var diskThreadCount: Int
         /// The most pixels an image header may declare. Default: 100 megapixels.
         public var maximumPixelCount: Int

@@ -1,7 +1,8 @@
 import Foundation
 
 extension ImagePipeline {
-    /// Why a request failed: one case per stage, each naming the URL or key.
+    /// Why a request failed: each case names the URL or key, and ``stage``
+    /// says which stage failed (request, loading, decoding, processing, cache).
     public enum Error: Swift.Error, Sendable, CustomStringConvertible {
         /// The request cannot be loaded as given (no host, unsupported scheme, a bad URL string).
         case invalidRequest(key: String, reason: String)

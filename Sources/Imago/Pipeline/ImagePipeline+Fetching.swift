@@ -105,7 +105,7 @@ extension ImagePipeline {
            case .serve(.fresh) = rules.use(processed, for: request) {
             let decodeStart = ContinuousClock.now
             let plain = ImageDecodingOptions(maximumPixelCount: options.maximumPixelCount, maximumFrameCount: options.maximumFrameCount)
-            let decoded = Self.render(processed.data, options: plain, decoders: configuration.decoders, processors: [])
+            let decoded = Self.decodeAndProcess(processed.data, options: plain, decoders: configuration.decoders, processors: [])
             let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
             if case .success = decoded { return .decoded(decoded, .fresh, processed.data.count, timings) }
             Self.remove(processedStore.key, from: dataCache, logger: logger)
@@ -116,7 +116,7 @@ extension ImagePipeline {
         case .revalidate(let entry): return .stale(entry)
         case .serve(let freshness):
             let decodeStart = ContinuousClock.now
-            let decoded = Self.render(cached.data, options: options, decoders: configuration.decoders, processors: request.processors)
+            let decoded = Self.decodeAndProcess(cached.data, options: options, decoders: configuration.decoders, processors: request.processors)
             Self.releaseFreedMemory(afterDecoding: cached.data.count)
             let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
             if case .fresh = freshness { processedStore?.store(decoded, metadata: cached.metadata, logger: logger) }
@@ -151,7 +151,7 @@ extension ImagePipeline {
                 }
             }
         }
-        let subscription = stage.download { priority in
+        let subscription = stage.joinDownload { priority in
             dataFetches.subscribe(key: request.dataFetchKey, priority: priority, observer: observer) { [self] dataContext in
                 await fetchData(request, revalidating: stale, context: dataContext)
             }
@@ -162,7 +162,7 @@ extension ImagePipeline {
     /// Decodes fetched data and, if it decodes and this waiter took the
     /// right to, stores it (on a decode thread: one hand-off for both).
     private func decodeAndStore(_ fetched: FetchedData, for request: ImageRequest) -> Result<Image, RenderFailure> {
-        let decoded = Self.render(fetched.data, options: decodingOptions(for: request), decoders: configuration.decoders, processors: request.processors)
+        let decoded = Self.decodeAndProcess(fetched.data, options: decodingOptions(for: request), decoders: configuration.decoders, processors: request.processors)
         Self.releaseFreedMemory(afterDecoding: fetched.data.count)
         guard let metadata = fetched.metadata, !fetched.freshness.isStale else { return decoded }
         let storesOriginal = configuration.diskStorage.contains(.originalData) || request.imageKey.isOriginal

@@ -70,10 +70,16 @@ public final class ImagePipeline: Sendable {
     /// `nil` for requests that skip memory (``ImageRequest/NetworkPolicy/reload``
     /// and ``ImageRequest/NetworkPolicy/revalidate``).
     public func cachedImage(for request: ImageRequest) -> Image? {
-        guard request.cachePolicy.read.contains(.memory), request.networkPolicy.readsMemory,
-              let image = configuration.imageCache?.image(forKey: request.imageKey) else { return nil }
+        guard let image = memoryImage(for: request) else { return nil }
         metrics.memoryHit()
         return image
+    }
+
+    /// The image in memory for `request` if its policies read memory, not
+    /// counted as a hit (the prefetcher's checks are not loads).
+    func memoryImage(for request: ImageRequest) -> Image? {
+        guard request.cachePolicy.read.contains(.memory), request.networkPolicy.readsMemory else { return nil }
+        return configuration.imageCache?.image(forKey: request.imageKey)
     }
 
     /// A memory hit at once, or a started task: lets a caller show a cached

@@ -90,7 +90,8 @@ final class PipelineMetrics: Sendable {
 extension ImagePipeline {
     /// A snapshot of a pipeline's counters since it was created.
     public struct Statistics: Sendable, Equatable {
-        /// Images returned from memory (including ``ImagePipeline/cachedImage(for:)`` hits).
+        /// Images returned from memory, ``ImagePipeline/cachedImage(for:)`` hits
+        /// included (the prefetcher's checks are not counted).
         public var memoryHits: Int
         /// Data read from the disk cache.
         public var diskHits: Int

@@ -31,7 +31,7 @@ public final class ImagePrefetcher: Sendable {
     public func startPrefetching(with requests: [ImageRequest]) {
         for var request in requests {
             let key = request.imageKey
-            guard pipeline.cachedImage(for: request) == nil, tasks.withLock({ $0[key] == nil }) else { continue }
+            guard pipeline.memoryImage(for: request) == nil, tasks.withLock({ $0[key] == nil }) else { continue }
             request.priority = priority
             let task = pipeline.imageTask(for: request)
             let added = tasks.withLock { tasks in

@@ -43,7 +43,7 @@ public struct ImageResponse: Sendable {
     public struct Timings: Sendable, Equatable {
         /// From the request to the result.
         public var total: Duration
-        /// Reading the disk cache, hit or miss.
+        /// Reading the disk entry, for an image served from disk (a miss is not timed).
         public var diskRead: Duration?
         /// Waiting for a download slot and downloading.
         public var download: Duration?

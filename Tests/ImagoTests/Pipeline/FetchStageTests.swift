@@ -56,7 +56,7 @@ struct FetchStageTests {
         await drain(gate)
         guard case .running = stage.current else { throw StageError.unexpected(stage.current) }
         let dataWork = Locked<DataFetches.Context?>(nil)
-        let download = stage.download { priority in
+        let download = stage.joinDownload { priority in
             data.subscribe(key: DataFetchKey(dataKey: "photo", isReload: false), priority: priority, observer: .init(completion: { _ in })) {
                 context, _ in
                 dataWork.withLock { $0 = context }
@@ -99,7 +99,7 @@ struct FetchStageTests {
         #expect(pool.priority(of: job) == nil)
         guard case .cancelled = stage.current else { throw StageError.unexpected(stage.current) }
         stage.submit(to: pool) { ran.withLock { $0 = true } }
-        let download = stage.download { priority in
+        let download = stage.joinDownload { priority in
             Issue.record("a cancelled fetch must not download")
             return data.subscribe(key: DataFetchKey(dataKey: "photo", isReload: false), priority: priority, observer: .init(completion: { _ in })) {
                 _, _ in {}

@@ -19,6 +19,7 @@ struct ImagePrefetcherTests {
         prefetcher.startPrefetching(with: (1...5).map(request)) // a repeat starts nothing new
         while prefetcher.pendingCount > 0 { await Task.yield() }
 
+        #expect(pipeline.statistics.memoryHits == 0, "the prefetcher's checks of memory are not hits")
         for id in 1...5 { #expect(pipeline.cachedImage(for: request(id)) != nil) }
         #expect(loader.totalCallCount == 5)
     }

@@ -34,7 +34,7 @@ extension ImagePipeline {
 
     /// Decodes `data` and runs `processors` over the result, in order.
     /// Errors are typed by stage: data that does not decode is never kept.
-    static func render(
+    static func decodeAndProcess(
         _ data: Data, options: ImageDecodingOptions, decoders: [any ImageDecoding], processors: [any ImageProcessing]
     ) -> Result<Image, RenderFailure> {
         var image: Image
