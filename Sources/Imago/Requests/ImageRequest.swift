@@ -60,16 +60,10 @@ public struct ImageRequest: Sendable {
         contentMode: ContentMode = .fill,
         processors: [any ImageProcessing] = []
     ) {
-        self.source = .url(url)
-        self.cacheKey = cacheKey ?? url.absoluteString
-        self.headers = headers
-        self.cachePolicy = cachePolicy
-        self.networkPolicy = networkPolicy
-        self.priority = priority
-        self.targetSize = targetSize
-        self.contentMode = contentMode
-        self.processors = processors
-        imageKey = ImageCacheKey(request: self.cacheKey, targetSize, contentMode, processors)
+        self.init(
+            source: .url(url), cacheKey: cacheKey ?? url.absoluteString, headers: headers, cachePolicy: cachePolicy,
+            networkPolicy: networkPolicy, priority: priority, targetSize: targetSize, contentMode: contentMode, processors: processors
+        )
     }
 
     /// Creates a request whose bytes come from `load`, cached under `key`.
@@ -83,16 +77,26 @@ public struct ImageRequest: Sendable {
         processors: [any ImageProcessing] = [],
         load: @escaping @Sendable () async throws -> Data
     ) {
-        self.source = .provider(key: key, load: load)
-        self.cacheKey = key
-        self.headers = []
+        self.init(
+            source: .provider(key: key, load: load), cacheKey: key, headers: [], cachePolicy: cachePolicy,
+            networkPolicy: networkPolicy, priority: priority, targetSize: targetSize, contentMode: contentMode, processors: processors
+        )
+    }
+
+    private init(
+        source: Source, cacheKey: String, headers: [HTTPHeader], cachePolicy: CachePolicy, networkPolicy: NetworkPolicy,
+        priority: Priority, targetSize: ImageSize?, contentMode: ContentMode, processors: [any ImageProcessing]
+    ) {
+        self.source = source
+        self.cacheKey = cacheKey
+        self.headers = headers
         self.cachePolicy = cachePolicy
         self.networkPolicy = networkPolicy
         self.priority = priority
         self.targetSize = targetSize
         self.contentMode = contentMode
         self.processors = processors
-        imageKey = ImageCacheKey(request: self.cacheKey, targetSize, contentMode, processors)
+        imageKey = ImageCacheKey(request: cacheKey, targetSize, contentMode, processors)
     }
 
     /// The URL, for a URL request.
@@ -102,7 +106,7 @@ public struct ImageRequest: Sendable {
     }
 
     private mutating func updateImageKey() {
-        imageKey = ImageCacheKey(request: self.cacheKey, targetSize, contentMode, processors)
+        imageKey = ImageCacheKey(request: cacheKey, targetSize, contentMode, processors)
     }
 
     /// The key its image fetch is shared under.
