@@ -29,6 +29,8 @@ struct CachePolicyState<Key: Hashable, Value> {
 
     @usableFromInline
     struct Entry {
+        /// The key's hash, computed once by ``MemoryCache`` per operation.
+        @usableFromInline var hash: Int
         @usableFromInline var key: Key?
         @usableFromInline var value: Value?
         @usableFromInline var cost: Int
@@ -38,7 +40,8 @@ struct CachePolicyState<Key: Hashable, Value> {
         @usableFromInline var queue: Queue
 
         @inlinable
-        init(key: Key, value: Value, cost: Int, expiry: Int64, queue: Queue) {
+        init(hash: Int, key: Key, value: Value, cost: Int, expiry: Int64, queue: Queue) {
+            self.hash = hash
             self.key = key
             self.value = value
             self.cost = cost
@@ -55,7 +58,7 @@ struct CachePolicyState<Key: Hashable, Value> {
     @usableFromInline let policy: EvictionPolicy
     @usableFromInline var limits: Limits
     @usableFromInline var entries = Slots()
-    @usableFromInline var index: [Key: Int32] = [:]
+    @usableFromInline var index = SlotIndex()
     /// FIFO queues: `head` is the newest, `tail` the oldest.
     @usableFromInline var small = Slots.List()
     @usableFromInline var main = Slots.List()
@@ -76,11 +79,17 @@ struct CachePolicyState<Key: Hashable, Value> {
 
     // MARK: Operations
 
-    /// The value for `key`, counting the access; nil (and the entry removed)
-    /// if it expired at or before `now`.
+    /// The slot of `key`, whose hash is `hash`.
     @inlinable
-    mutating func value(forKey key: Key, now: Int64) -> Value? {
-        guard let slot = index[key] else { return nil }
+    func slot(of key: Key, hash: Int) -> Int32? {
+        index.slot(hash: hash) { entries[$0].key == key }
+    }
+
+    /// The value for `key` (hashed to `hash`), counting the access; nil (and
+    /// the entry removed) if it expired at or before `now`.
+    @inlinable
+    mutating func value(forKey key: Key, hash: Int, now: Int64) -> Value? {
+        guard let slot = slot(of: key, hash: hash) else { return nil }
         if entries[slot].expiry <= now {
             _ = remove(slot: slot)
             return nil
@@ -92,12 +101,13 @@ struct CachePolicyState<Key: Hashable, Value> {
     /// Stores `value`. Returns false (and removes any older value for `key`)
     /// when the entry alone is costlier than the entry cost limit.
     @inlinable @discardableResult
-    mutating func setValue(_ value: Value, forKey key: Key, cost: Int, expiry: Int64) -> Bool {
+    mutating func setValue(_ value: Value, forKey key: Key, hash: Int, cost: Int, expiry: Int64) -> Bool {
+        let existing = slot(of: key, hash: hash)
         guard cost <= limits.entryCost, cost <= limits.cost, limits.count > 0 else {
-            if let slot = index[key] { _ = remove(slot: slot) }
+            if let existing { _ = remove(slot: existing) }
             return false
         }
-        if let slot = index[key] {
+        if let slot = existing {
             // An update counts as an access. The entry leaves its list while
             // room is made, so that it cannot be its own victim.
             let queue = entries[slot].queue
@@ -111,18 +121,18 @@ struct CachePolicyState<Key: Hashable, Value> {
             return true
         }
         // A key seen recently (still in the ghost queue) skips probation.
-        let queue: Queue = policy == .lru || ghost.remove(key.hashValue) ? .main : .small
+        let queue: Queue = policy == .lru || ghost.remove(hash) ? .main : .small
         // Make room first, as the paper does, so the entry is not its own victim.
         evict(toCount: limits.count - 1, cost: limits.cost - cost)
-        let slot = entries.allocate(Entry(key: key, value: value, cost: cost, expiry: expiry, queue: queue))
-        index[key] = slot
+        let slot = entries.allocate(Entry(hash: hash, key: key, value: value, cost: cost, expiry: expiry, queue: queue))
+        index.insert(hash: hash, slot: slot)
         push(slot, to: queue)
         return true
     }
 
     @inlinable
-    mutating func removeValue(forKey key: Key) -> Value? {
-        guard let slot = index[key] else { return nil }
+    mutating func removeValue(forKey key: Key, hash: Int) -> Value? {
+        guard let slot = slot(of: key, hash: hash) else { return nil }
         return remove(slot: slot)
     }
 
@@ -183,9 +193,7 @@ struct CachePolicyState<Key: Hashable, Value> {
                 entries[slot].frequency = 0
                 push(slot, to: .main)
             } else {
-                if let key = entries[slot].key {
-                    ghost.insert(key.hashValue, capacity: max(main.count, 16))
-                }
+                ghost.insert(entries[slot].hash, capacity: max(main.count, 16))
                 release(slot)
                 return
             }
@@ -231,7 +239,7 @@ struct CachePolicyState<Key: Hashable, Value> {
     /// Frees an entry that is already unlinked, dropping its key and value.
     @inlinable
     mutating func release(_ slot: Int32) {
-        if let key = entries[slot].key { index.removeValue(forKey: key) }
+        if entries[slot].key != nil { index.remove(hash: entries[slot].hash, slot: slot) }
         entries[slot].key = nil
         entries[slot].value = nil
         entries[slot].queue = .free
@@ -279,7 +287,10 @@ struct CachePolicyState<Key: Hashable, Value> {
             problems += found
             for slot in slots {
                 if entries[slot].queue != queue { problems.append("entry \(slot) in \(queue) list says \(entries[slot].queue)") }
-                if let key = entries[slot].key, index[key] != slot { problems.append("entry \(slot) is not indexed") }
+                if let key = entries[slot].key, self.slot(of: key, hash: entries[slot].hash) != slot {
+                    problems.append("entry \(slot) is not indexed")
+                }
+                if let key = entries[slot].key, key.hashValue != entries[slot].hash { problems.append("entry \(slot) has a wrong hash") }
             }
             if slots.reduce(0, { $0 + entries[$1].cost }) != cost { problems.append("\(queue) cost is off") }
             linked += slots.count

@@ -113,7 +113,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @inlinable
     public func value(forKey key: Key) -> Value? {
         let time = timeToLive == nil ? 0 : now()
-        return shard(for: key).withLock { $0.value(forKey: key, now: time) }
+        let hash = key.hashValue
+        return shard(for: hash).withLock { $0.value(forKey: key, hash: hash, now: time) }
     }
 
     /// Stores `value` for `key`, evicting other entries as needed. An entry
@@ -122,8 +123,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @inlinable
     public func set(_ value: Value, forKey key: Key, cost: Int = 0) {
         let expiry = timeToLive.map { now().addingReportingOverflow($0).partialValue } ?? .max
-        shard(for: key).withLock {
-            _ = $0.setValue(value, forKey: key, cost: max(0, cost), expiry: expiry)
+        let hash = key.hashValue
+        shard(for: hash).withLock {
+            _ = $0.setValue(value, forKey: key, hash: hash, cost: max(0, cost), expiry: expiry)
         }
     }
 
@@ -139,7 +141,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Removes the value for `key` and returns it.
     @inlinable @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        shard(for: key).withLock { $0.removeValue(forKey: key) }
+        let hash = key.hashValue
+        return shard(for: hash).withLock { $0.removeValue(forKey: key, hash: hash) }
     }
 
     /// Removes every entry.
@@ -184,10 +187,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     // MARK: Internals
 
+    /// The key is hashed once per operation: the high bits of the hash pick
+    /// the shard, the low ones its bucket in the shard's index.
     @inlinable
-    func shard(for key: Key) -> Locked<CachePolicyState<Key, Value>> {
-        // The high bits pick the shard; the dictionaries inside use the low ones.
-        shardShift == 64 ? shards[0] : shards[Int(UInt(bitPattern: key.hashValue) >> UInt(shardShift))]
+    func shard(for hash: Int) -> Locked<CachePolicyState<Key, Value>> {
+        shardShift == 64 ? shards[0] : shards[Int(UInt(bitPattern: hash) >> UInt(shardShift))]
     }
 
     /// A shard's share of a global trim target: trimming every shard to its
