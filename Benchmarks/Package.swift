@@ -69,7 +69,7 @@ let package = Package(
             ]
         ),
         // Prints the memory cache's time per operation next to a one-lock
-        // CLOCK cache (CacheWorkloads' ClockCache), in one run.
+        // CLOCK cache (ClockCache), in one run.
         .executableTarget(name: "MemoryCacheSpeed", dependencies: ["CacheWorkloads"]),
         // Prints the cost per store of each DiskCache durability (with and
         // without fsync); needs only the caches, so it builds in minutes.

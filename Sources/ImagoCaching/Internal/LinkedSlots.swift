@@ -50,10 +50,11 @@ struct LinkedSlots<Element> {
     /// The number of slots in use.
     @inlinable var count: Int { slots.count - freeSlots.count }
 
-    /// The element in `slot`.
+    /// The element in `slot`. Read in place (`_read`), so that reading one
+    /// field copies neither the element nor the references it holds.
     @inlinable
     subscript(slot: Int32) -> Element {
-        get { slots[Int(slot)].element }
+        _read { yield slots[Int(slot)].element }
         _modify { yield &slots[Int(slot)].element }
     }
 

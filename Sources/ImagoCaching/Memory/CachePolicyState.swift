@@ -27,12 +27,13 @@ struct CachePolicyState<Key: Hashable, Value> {
         case small, main, free
     }
 
+    /// An entry's bookkeeping: plain values, so that list and eviction work
+    /// never retains or releases anything. Keys and values live in arrays of
+    /// their own, indexed by the same slot.
     @usableFromInline
-    struct Entry {
+    struct Entry: Sendable {
         /// The key's hash, computed once by ``MemoryCache`` per operation.
         @usableFromInline var hash: Int
-        @usableFromInline var key: Key?
-        @usableFromInline var value: Value?
         @usableFromInline var cost: Int
         /// Nanoseconds on the cache's clock after which the entry is expired.
         @usableFromInline var expiry: Int64
@@ -40,10 +41,8 @@ struct CachePolicyState<Key: Hashable, Value> {
         @usableFromInline var queue: Queue
 
         @inlinable
-        init(hash: Int, key: Key, value: Value, cost: Int, expiry: Int64, queue: Queue) {
+        init(hash: Int, cost: Int, expiry: Int64, queue: Queue) {
             self.hash = hash
-            self.key = key
-            self.value = value
             self.cost = cost
             self.expiry = expiry
             frequency = 0
@@ -58,6 +57,9 @@ struct CachePolicyState<Key: Hashable, Value> {
     @usableFromInline let policy: EvictionPolicy
     @usableFromInline var limits: Limits
     @usableFromInline var entries = Slots()
+    /// Each slot's key and value (`nil` in a free slot).
+    @usableFromInline var keys: [Key?] = []
+    @usableFromInline var values: [Value?] = []
     @usableFromInline var index = SlotIndex()
     /// FIFO queues: `head` is the newest, `tail` the oldest.
     @usableFromInline var small = Slots.List()
@@ -82,7 +84,7 @@ struct CachePolicyState<Key: Hashable, Value> {
     /// The slot of `key`, whose hash is `hash`.
     @inlinable
     func slot(of key: Key, hash: Int) -> Int32? {
-        index.slot(hash: hash) { entries[$0].key == key }
+        index.slot(hash: hash) { keys[Int($0)] == key }
     }
 
     /// The value for `key` (hashed to `hash`), counting the access; nil (and
@@ -95,7 +97,7 @@ struct CachePolicyState<Key: Hashable, Value> {
             return nil
         }
         recordAccess(slot)
-        return entries[slot].value
+        return values[Int(slot)]
     }
 
     /// Stores `value`. Returns false (and removes any older value for `key`)
@@ -113,7 +115,7 @@ struct CachePolicyState<Key: Hashable, Value> {
             let queue = entries[slot].queue
             unlink(slot)
             evict(toCount: limits.count - 1, cost: limits.cost - cost)
-            entries[slot].value = value
+            values[Int(slot)] = value
             entries[slot].cost = cost
             entries[slot].expiry = expiry
             entries[slot].frequency = min(entries[slot].frequency + 1, Self.maxFrequency)
@@ -124,7 +126,14 @@ struct CachePolicyState<Key: Hashable, Value> {
         let queue: Queue = policy == .lru || ghost.remove(hash) ? .main : .small
         // Make room first, as the paper does, so the entry is not its own victim.
         evict(toCount: limits.count - 1, cost: limits.cost - cost)
-        let slot = entries.allocate(Entry(hash: hash, key: key, value: value, cost: cost, expiry: expiry, queue: queue))
+        let slot = entries.allocate(Entry(hash: hash, cost: cost, expiry: expiry, queue: queue))
+        if Int(slot) == keys.count {
+            keys.append(key)
+            values.append(value)
+        } else {
+            keys[Int(slot)] = key
+            values[Int(slot)] = value
+        }
         index.insert(hash: hash, slot: slot)
         push(slot, to: queue)
         return true
@@ -139,6 +148,8 @@ struct CachePolicyState<Key: Hashable, Value> {
     @inlinable
     mutating func removeAll() {
         entries.removeAll()
+        keys.removeAll()
+        values.removeAll()
         index.removeAll()
         small = Slots.List()
         main = Slots.List()
@@ -231,7 +242,7 @@ struct CachePolicyState<Key: Hashable, Value> {
     @inlinable
     mutating func remove(slot: Int32) -> Value? {
         unlink(slot)
-        let value = entries[slot].value
+        let value = values[Int(slot)]
         release(slot)
         return value
     }
@@ -239,9 +250,9 @@ struct CachePolicyState<Key: Hashable, Value> {
     /// Frees an entry that is already unlinked, dropping its key and value.
     @inlinable
     mutating func release(_ slot: Int32) {
-        if entries[slot].key != nil { index.remove(hash: entries[slot].hash, slot: slot) }
-        entries[slot].key = nil
-        entries[slot].value = nil
+        if keys[Int(slot)] != nil { index.remove(hash: entries[slot].hash, slot: slot) }
+        keys[Int(slot)] = nil
+        values[Int(slot)] = nil
         entries[slot].queue = .free
         entries.release(slot)
     }
@@ -287,10 +298,10 @@ struct CachePolicyState<Key: Hashable, Value> {
             problems += found
             for slot in slots {
                 if entries[slot].queue != queue { problems.append("entry \(slot) in \(queue) list says \(entries[slot].queue)") }
-                if let key = entries[slot].key, self.slot(of: key, hash: entries[slot].hash) != slot {
+                if let key = keys[Int(slot)], self.slot(of: key, hash: entries[slot].hash) != slot {
                     problems.append("entry \(slot) is not indexed")
                 }
-                if let key = entries[slot].key, key.hashValue != entries[slot].hash { problems.append("entry \(slot) has a wrong hash") }
+                if let key = keys[Int(slot)], key.hashValue != entries[slot].hash { problems.append("entry \(slot) has a wrong hash") }
             }
             if slots.reduce(0, { $0 + entries[$1].cost }) != cost { problems.append("\(queue) cost is off") }
             linked += slots.count
@@ -345,4 +356,3 @@ struct GhostQueue: Sendable {
 }
 
 extension CachePolicyState: Sendable where Key: Sendable, Value: Sendable {}
-extension CachePolicyState.Entry: Sendable where Key: Sendable, Value: Sendable {}

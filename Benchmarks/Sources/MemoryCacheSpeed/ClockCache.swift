@@ -4,8 +4,9 @@ import Synchronization
 /// design, as Nuke's memory cache is built since 13.0.5. A dictionary from
 /// key to slot, a ring of slots with a reference bit, CLOCK eviction, one
 /// mutex, a count limit only. Written here for the comparison, not used by
-/// the library.
-public final class ClockCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+/// the library; in the benchmark's own module, so that it is specialised
+/// for the key type as a client's own cache would be.
+final class ClockCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private struct Slot {
         var key: Key
         var value: Value
@@ -22,12 +23,12 @@ public final class ClockCache<Key: Hashable & Sendable, Value: Sendable>: Sendab
     private let state = Mutex(State())
 
     /// A cache of at most `capacity` entries.
-    public init(capacity: Int) {
+    init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
     /// The value for `key`, marking it referenced.
-    public func value(forKey key: Key) -> Value? {
+    func value(forKey key: Key) -> Value? {
         state.withLock { state in
             guard let slot = state.index[key] else { return nil }
             state.slots[slot].referenced = true
@@ -37,7 +38,7 @@ public final class ClockCache<Key: Hashable & Sendable, Value: Sendable>: Sendab
 
     /// Stores `value`; a full cache evicts the first unreferenced slot from
     /// the hand on, clearing the bits it passes.
-    public func set(_ value: Value, forKey key: Key) {
+    func set(_ value: Value, forKey key: Key) {
         state.withLock { state in
             if let slot = state.index[key] {
                 state.slots[slot].value = value
