@@ -55,11 +55,12 @@ struct SlotIndex: Sendable {
         count += 1
     }
 
-    /// Removes the entry for `slot`, whose key has `hash`.
+    /// Removes the entry for `slot`, whose key has `hash` (one of them, if
+    /// the caller indexes a hash more than once under the same slot).
     @inlinable
     mutating func remove(hash: Int, slot: Int32) {
         var i = hash & mask
-        while buckets[i].slot != slot {
+        while buckets[i].slot != slot || buckets[i].hash != hash {
             guard buckets[i].slot != Self.empty else { return }
             i = (i + 1) & mask
         }

@@ -313,13 +313,15 @@ struct CachePolicyState<Key: Hashable, Value> {
 }
 
 /// The keys (as hash values) of entries recently evicted from the small queue,
-/// oldest first, in a ring buffer with a multiset for membership.
+/// oldest first, in a ring buffer, with a ``SlotIndex`` of the same hashes
+/// for membership (a multiset: a hash may be there more than once). The
+/// hashes are the ones the cache already computed: nothing is hashed again.
 @usableFromInline
 struct GhostQueue: Sendable {
     @usableFromInline var ring: [Int] = []
     @usableFromInline var start = 0
     @usableFromInline var ringCount = 0
-    @usableFromInline var members: [Int: Int] = [:]
+    @usableFromInline var members = SlotIndex()
 
     @inlinable init() {}
 
@@ -333,7 +335,7 @@ struct GhostQueue: Sendable {
         }
         ring[(start + ringCount) % ring.count] = hash
         ringCount += 1
-        members[hash, default: 0] += 1
+        members.insert(hash: hash, slot: 0)
     }
 
     /// Removes one occurrence of `hash` from the membership and tells whether
@@ -341,8 +343,8 @@ struct GhostQueue: Sendable {
     /// hint, so the rare miscount this allows costs at most one promotion.
     @inlinable
     mutating func remove(_ hash: Int) -> Bool {
-        guard let n = members[hash] else { return false }
-        members[hash] = n > 1 ? n - 1 : nil
+        guard members.slot(hash: hash, isKey: { _ in true }) != nil else { return false }
+        members.remove(hash: hash, slot: 0)
         return true
     }
 
@@ -351,7 +353,7 @@ struct GhostQueue: Sendable {
         let hash = ring[start]
         start = (start + 1) % ring.count
         ringCount -= 1
-        if let n = members[hash] { members[hash] = n > 1 ? n - 1 : nil }
+        members.remove(hash: hash, slot: 0)
     }
 }
 
