@@ -92,13 +92,12 @@ struct CodecTests {
         for (offset, byte) in [UInt8(0xEA), 0x60, 0xEA, 0x60].enumerated() { jpeg[sof + 5 + offset] = byte }
 
         for (data, format) in [(png, ImageFormat.png), (jpeg, .jpeg)] {
-            let start = ContinuousClock.now
+            // Refused from the header: decoding 3.6 gigapixels would fail otherwise, or not at all.
             let error = #expect(throws: ImageDecodingError.self) {
                 _ = try ImagePipeline.decode(data, options: ImageDecodingOptions(), decoders: [JPEGDecoder(), PNGDecoder()])
             }
             #expect(error?.code == .tooManyPixels(width: 60000, height: 60000, limit: 100_000_000), "\(format)")
-            #expect(ContinuousClock.now - start < .milliseconds(100))
-        }
+            }
     }
 
     @Test("unknown data is described: empty, HTML, JSON, bytes")

@@ -114,10 +114,8 @@ struct GIFDecoderTests {
     func limits() throws {
         var header = Data("GIF89a".utf8)
         header.append(contentsOf: [0x60, 0xEA, 0x60, 0xEA, 0x00, 0x00, 0x00, 0x3B])
-        let start = ContinuousClock.now
         let error = #expect(throws: ImageDecodingError.self) { try GIFDecoder().decode(header, options: options) }
         #expect(error?.code == .tooManyPixels(width: 60000, height: 60000, limit: 100_000_000))
-        #expect(ContinuousClock.now - start < .milliseconds(100))
 
         let many = try FormatFixtures.gif(width: 2, height: 2, palette: palette, frames: (0..<30).map { self.frame(UInt8($0 % 4), width: 2, height: 2) })
         let tooMany = #expect(throws: ImageDecodingError.self) {
