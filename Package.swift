@@ -85,8 +85,9 @@ let package = Package(
         .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago", "ImagoSandbox"]),
         .testTarget(
             name: "ImagoTests",
-            // CTurboJPEG: a test compares JPEGDecoder with TurboJPEG's own decoding.
-            dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG"]
+            // CTurboJPEG, CAvif: tests compare the decoders with the libraries'
+            // own behaviour (TurboJPEG's decoding, libavif's strict checks).
+            dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -187,12 +187,52 @@ public enum FormatFixtures {
         return output.data
     }
 
+    /// A GIF89a with no colour table at all (giflib will not write one):
+    /// one frame of 8-bit palette `indices` covering the screen.
+    public static func gifWithoutColorTables(width: Int, height: Int, indices: [UInt8]) -> Data {
+        func littleEndian16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
+        // LZW with 8-bit literals: a clear code, every index as a literal,
+        // the end code; 9-bit codes packed from the least significant bit.
+        // Start a new table before the codes would widen to 10 bits.
+        var codes: [Int] = []
+        for (offset, index) in indices.enumerated() {
+            if offset % 250 == 0 { codes.append(256) }
+            codes.append(Int(index))
+        }
+        codes.append(257)
+        var packed: [UInt8] = []
+        var bits = 0, bitCount = 0
+        for code in codes {
+            bits |= code << bitCount
+            bitCount += 9
+            while bitCount >= 8 {
+                packed.append(UInt8(bits & 0xFF))
+                bits >>= 8
+                bitCount -= 8
+            }
+        }
+        if bitCount > 0 { packed.append(UInt8(bits & 0xFF)) }
+        var data = Array("GIF89a".utf8) + littleEndian16(width) + littleEndian16(height) + [0, 0, 0]
+        data += [0x2C] + littleEndian16(0) + littleEndian16(0) + littleEndian16(width) + littleEndian16(height) + [0, 8]
+        for start in stride(from: 0, to: packed.count, by: 255) {
+            let block = packed[start..<min(packed.count, start + 255)]
+            data += [UInt8(block.count)] + block
+        }
+        return Data(data + [0, 0x3B])
+    }
+
     // MARK: - AVIF
 
     /// An AVIF (still, or a sequence of `images` shown `durationSeconds` each).
     /// `quarterTurns` (anti-clockwise) and `mirrorMode` (0 top-bottom, 1
     /// left-right) write irot and imir boxes that a viewer must apply.
-    public static func avif(_ images: [Image], durationSeconds: Double = 0.1, quarterTurns: UInt8 = 0, mirrorMode: UInt8? = nil) throws -> Data {
+    /// `crop` writes a clean aperture (clap) box for that rectangle; the
+    /// chroma is then subsampled 4:2:0, so that an odd offset is one that
+    /// libavif's strict checks refuse.
+    public static func avif(
+        _ images: [Image], durationSeconds: Double = 0.1, quarterTurns: UInt8 = 0, mirrorMode: UInt8? = nil,
+        crop: (x: Int, y: Int, width: Int, height: Int)? = nil
+    ) throws -> Data {
         guard let encoder = avifEncoderCreate() else { throw Failure(description: "avifEncoderCreate failed") }
         defer { avifEncoderDestroy(encoder) }
         encoder.pointee.speed = 10
@@ -202,10 +242,21 @@ public enum FormatFixtures {
         encoder.pointee.timescale = 1000
         let flags = images.count == 1 ? avifAddImageFlags(AVIF_ADD_IMAGE_FLAG_SINGLE.rawValue) : avifAddImageFlags(AVIF_ADD_IMAGE_FLAG_NONE.rawValue)
         for image in images {
-            guard let avifImage = avifImageCreate(UInt32(image.width), UInt32(image.height), 8, AVIF_PIXEL_FORMAT_YUV444) else {
+            let chroma = crop == nil ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420
+            guard let avifImage = avifImageCreate(UInt32(image.width), UInt32(image.height), 8, chroma) else {
                 throw Failure(description: "avifImageCreate failed")
             }
             defer { avifImageDestroy(avifImage) }
+            if let crop {
+                // The box gives the crop's size and its centre's offset from
+                // the image's centre, in halves of a pixel.
+                avifImage.pointee.transformFlags |= avifTransformFlags(AVIF_TRANSFORM_CLAP.rawValue)
+                avifImage.pointee.clap = avifCleanApertureBox(
+                    widthN: UInt32(crop.width), widthD: 1, heightN: UInt32(crop.height), heightD: 1,
+                    horizOffN: UInt32(bitPattern: Int32(2 * crop.x + crop.width - image.width)), horizOffD: 2,
+                    vertOffN: UInt32(bitPattern: Int32(2 * crop.y + crop.height - image.height)), vertOffD: 2
+                )
+            }
             if quarterTurns != 0 {
                 avifImage.pointee.transformFlags |= avifTransformFlags(AVIF_TRANSFORM_IROT.rawValue)
                 avifImage.pointee.irot.angle = quarterTurns

@@ -7,8 +7,9 @@ import Foundation
 ///
 /// Output: ``Image/PixelFormat/rgba8`` when the image has alpha,
 /// ``Image/PixelFormat/rgb8`` otherwise. AVIF has no scaled decoding, so
-/// images are decoded whole and resampled. The rotation and mirroring
-/// boxes (irot, imir) are applied, so the image comes out upright.
+/// images are decoded whole and resampled. The crop (clap, when it is a
+/// whole-pixel rectangle), rotation and mirroring boxes (irot, imir) are
+/// applied in that order, so the image comes out as a browser shows it.
 public struct AVIFDecoder: ImageDecoding {
     /// Creates an AVIF decoder.
     public init() {}
@@ -18,7 +19,8 @@ public struct AVIFDecoder: ImageDecoding {
     public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
         let source = try AVIFFrameSource(data, options: options)
         let image = source.decoder.pointee.image.pointee
-        let stored = ImageSize(width: Int(image.width), height: Int(image.height))
+        let cropped = AVIFFrameSource.crop(of: image).map { ImageSize(width: $0.width, height: $0.height) }
+        let stored = cropped ?? ImageSize(width: Int(image.width), height: Int(image.height))
         let upright = AVIFFrameSource.transforms(of: image).reduce(stored) { size, transform in
             transform.swapsDimensions ? size.transposed : size
         }
@@ -57,6 +59,9 @@ final class AVIFFrameSource: AnimationFrameSource {
         // are checked after parsing (which allocates no pixels), so that
         // going over them is reported as such rather than as a parse error.
         decoder.pointee.maxThreads = 1
+        // Off, as in browsers and Pillow: files with a crop (clap) at an odd
+        // offset or without a pixi property are common and decode fine.
+        decoder.pointee.strictFlags = avifStrictFlags(AVIF_STRICT_DISABLED.rawValue)
         try check(avifDecoderSetIOMemory(decoder, bytes.baseAddress.assumingMemoryBound(to: UInt8.self), bytes.count))
         try check(avifDecoderParse(decoder))
         let image = decoder.pointee.image.pointee
@@ -93,7 +98,31 @@ final class AVIFFrameSource: AnimationFrameSource {
         guard let decoded = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .avif, detail: "inconsistent sizes")
         }
-        return Self.transforms(of: image.pointee).reduce(decoded) { $1.apply(to: $0) }
+        let cropped = Self.crop(of: image.pointee).flatMap { ImageProcessors.Crop(x: $0.x, y: $0.y, width: $0.width, height: $0.height).process(decoded) } ?? decoded
+        return Self.transforms(of: image.pointee).reduce(cropped) { $1.apply(to: $0) }
+    }
+
+    /// The clean aperture (clap) as a whole-pixel rectangle inside the
+    /// image, or nil when there is none or it is fractional or outside (then
+    /// it is ignored, as browsers do). Any offset is accepted, odd ones too,
+    /// which libavif's strict checks refuse for subsampled chroma.
+    static func crop(of image: avifImage) -> (x: Int, y: Int, width: Int, height: Int)? {
+        guard image.transformFlags & avifTransformFlags(AVIF_TRANSFORM_CLAP.rawValue) != 0 else { return nil }
+        let clap = image.clap
+        /// The crop's start on one axis: (full - size) / 2 + offN / offD, whole and inside.
+        func start(full: UInt32, sizeN: UInt32, sizeD: UInt32, offN: UInt32, offD: UInt32) -> (Int, Int)? {
+            guard sizeD != 0, offD != 0, sizeN % sizeD == 0 else { return nil }
+            let size = Int64(sizeN / sizeD), offset = Int64(Int32(bitPattern: offN)), denominator = Int64(offD)
+            let numerator = (Int64(full) - size) * denominator + 2 * offset
+            guard size > 0, numerator % (2 * denominator) == 0 else { return nil }
+            let first = numerator / (2 * denominator)
+            guard first >= 0, first + size <= Int64(full) else { return nil }
+            return (Int(first), Int(size))
+        }
+        guard let (x, width) = start(full: image.width, sizeN: clap.widthN, sizeD: clap.widthD, offN: clap.horizOffN, offD: clap.horizOffD),
+              let (y, height) = start(full: image.height, sizeN: clap.heightN, sizeD: clap.heightD, offN: clap.vertOffN, offD: clap.vertOffD)
+        else { return nil }
+        return (x, y, width, height)
     }
 
     /// The image's rotation then mirroring (HEIF applies irot before imir),
@@ -117,8 +146,15 @@ final class AVIFFrameSource: AnimationFrameSource {
         return transforms
     }
 
+    /// Fails with libavif's result and, where it left one, its diagnostic
+    /// (which box or property was wrong).
     private func check(_ result: avifResult) throws(ImageDecodingError) {
         guard result != AVIF_RESULT_OK else { return }
-        throw ImageDecodingError(code: .corrupt, format: .avif, detail: String(cString: avifResultToString(result)))
+        var detail = String(cString: avifResultToString(result))
+        let diagnostic = withUnsafeBytes(of: decoder.pointee.diag.error) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if !diagnostic.isEmpty { detail += ": " + diagnostic }
+        throw ImageDecodingError(code: .corrupt, format: .avif, detail: detail)
     }
 }

@@ -108,28 +108,34 @@ final class GIFFrameSource: AnimationFrameSource {
     }
 
     private func draw(_ frame: GIFReader.Frame) throws(ImageDecodingError) {
-        guard let colorMap = frame.colorMap else {
-            throw ImageDecodingError(code: .corrupt, format: .gif, detail: "frame without a colour map")
-        }
-        let colorCount = Int(colorMap.pointee.ColorCount)
-        let colors = colorMap.pointee.Colors
+        let palette = Self.palette(frame.colorMap)
         var line = [UInt8](repeating: 0, count: frame.width)
         let columns = clipped(frame.left, frame.width, width)
         for row in GIFReader.rowOrder(height: frame.height, interlaced: frame.interlaced) {
             try reader.readLine(&line)
             let y = frame.top + row
-            guard y >= 0, y < height, let colors else { continue }
+            guard y >= 0, y < height else { continue }
             for x in columns {
                 let index = Int(line[x - frame.left])
-                guard index != frame.transparentIndex, index < colorCount else { continue }
-                let color = colors[index]
+                guard index != frame.transparentIndex, index * 3 < palette.count else { continue }
                 let target = (y * width + x) * 4
-                canvas[target] = color.Red
-                canvas[target + 1] = color.Green
-                canvas[target + 2] = color.Blue
+                canvas[target] = palette[index * 3]
+                canvas[target + 1] = palette[index * 3 + 1]
+                canvas[target + 2] = palette[index * 3 + 2]
                 canvas[target + 3] = 255
             }
         }
+    }
+
+    /// The frame's colours as RGB triples. A file with neither a local nor
+    /// a global colour table (the format allows it) gets a default one, as
+    /// in browsers: index i is the grey level i.
+    static func palette(_ colorMap: UnsafeMutablePointer<ColorMapObject>?) -> [UInt8] {
+        guard let colorMap, let colors = colorMap.pointee.Colors else {
+            return (0..<256).flatMap { [UInt8($0), UInt8($0), UInt8($0)] }
+        }
+        let colorCount = Int(max(0, colorMap.pointee.ColorCount))
+        return (0..<colorCount).flatMap { [colors[$0].Red, colors[$0].Green, colors[$0].Blue] }
     }
 
     /// The part of `start..<start + length` inside `0..<limit`.

@@ -68,10 +68,14 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         return resized
     }
 
-    /// Refuses a header declaring more than ``maximumPixelCount`` pixels.
+    /// Refuses a header declaring no pixels (damaged or truncated data) or
+    /// more than ``maximumPixelCount``.
     func checkPixelCount(width: Int, height: Int, format: ImageFormat) throws(ImageDecodingError) {
+        guard width > 0, height > 0 else {
+            throw ImageDecodingError(code: .corrupt, format: format, detail: "the header declares an empty image (\(width)x\(height))")
+        }
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
-        guard width > 0, height > 0, !overflow, pixels <= maximumPixelCount else {
+        guard !overflow, pixels <= maximumPixelCount else {
             throw ImageDecodingError(code: .tooManyPixels(width: width, height: height, limit: maximumPixelCount), format: format)
         }
     }

@@ -71,6 +71,30 @@ public enum ImageOrientation: Int, Sendable, Hashable {
         return nil
     }
 
+    /// The orientation a WebP's EXIF chunk declares, `.up` if it has none
+    /// or it cannot be read. Every offset is bounds-checked.
+    public init(webp data: Data) {
+        self = data.withUnsafeBytes { Self.readWebP(UnsafeRawBufferPointer($0)) } ?? .up
+    }
+
+    private static func readWebP(_ bytes: UnsafeRawBufferPointer) -> ImageOrientation? {
+        // RIFF header (12 bytes), then chunks: a four-character code, a
+        // little-endian size, the payload padded to an even length.
+        var offset = 12
+        while offset + 8 <= bytes.count {
+            let size = (0..<4).reduce(0) { $0 | Int(bytes[offset + 4 + $1]) << (8 * $1) }
+            guard size <= bytes.count - offset - 8 else { return nil }
+            let payload = UnsafeRawBufferPointer(rebasing: bytes[(offset + 8)..<(offset + 8 + size)])
+            if bytes[offset..<(offset + 4)].elementsEqual("EXIF".utf8) {
+                // Some writers keep the JPEG segment's "Exif\0\0" prefix.
+                let prefix = Array("Exif\0\0".utf8)
+                return readTIFF(payload.starts(with: prefix) ? UnsafeRawBufferPointer(rebasing: payload[prefix.count...]) : payload)
+            }
+            offset += 8 + size + (size & 1)
+        }
+        return nil
+    }
+
     /// Finds tag 0x0112 in the first IFD of a TIFF structure.
     private static func readTIFF(_ tiff: UnsafeRawBufferPointer) -> ImageOrientation? {
         guard tiff.count >= 8 else { return nil }

@@ -8,8 +8,8 @@ import Foundation
 /// Grayscale JPEGs decode to ``Image/PixelFormat/gray8``, CMYK and YCCK ones
 /// are converted to RGB (Adobe's inverted CMYK, as virtually all CMYK JPEGs
 /// are written), everything else decodes to ``Image/PixelFormat/rgb8``.
-/// libjpeg warnings (a truncated scan, extraneous bytes) do not fail the
-/// decode, as in browsers; the damaged part shows as gray. The EXIF
+/// libjpeg warnings (a truncated scan, extraneous bytes before a marker) do
+/// not fail the decode, as in browsers; the damaged part shows as gray. The EXIF
 /// orientation is applied, so the image comes out upright.
 public struct JPEGDecoder: ImageDecoding {
     /// Creates a JPEG decoder.
@@ -38,7 +38,11 @@ public struct JPEGDecoder: ImageDecoding {
         _ handle: tjhandle, _ jpeg: UnsafePointer<UInt8>, _ size: UInt, orientation: ImageOrientation, options: ImageDecodingOptions
     ) throws(ImageDecodingError) -> Image {
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
-        guard tjDecompressHeader3(handle, jpeg, size, &width, &height, &subsampling, &colorspace) == 0 else {
+        // A warning (extraneous bytes before a marker, a common glitch)
+        // comes with a valid header, as it does after decoding: go on.
+        guard tjDecompressHeader3(handle, jpeg, size, &width, &height, &subsampling, &colorspace) == 0
+            || isWarning(handle) && width > 0 && height > 0
+        else {
             throw error(handle)
         }
         try options.checkPixelCount(width: Int(width), height: Int(height), format: .jpeg)
@@ -56,7 +60,7 @@ public struct JPEGDecoder: ImageDecoding {
             status = tjDecompress2(handle, jpeg, size, output.baseAddress, Int32(scaled.width), 0, Int32(scaled.height), format, 0)
             initialized = output.count
         }
-        if status != 0 && tjGetErrorCode(handle) != Int32(TJERR_WARNING.rawValue) {
+        if status != 0 && !isWarning(handle) {
             throw error(handle)
         }
         if isCMYK { buffer = Self.rgb(fromInvertedCMYK: buffer) }
@@ -105,6 +109,10 @@ public struct JPEGDecoder: ImageDecoding {
             }
             initialized = count * 3
         }
+    }
+
+    private func isWarning(_ handle: tjhandle) -> Bool {
+        tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue)
     }
 
     private func error(_ handle: tjhandle) -> ImageDecodingError {

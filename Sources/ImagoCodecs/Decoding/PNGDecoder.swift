@@ -37,8 +37,12 @@ public struct PNGDecoder: ImageDecoding {
         try check(spng_get_ihdr(context, &header))
         let width = Int(header.width), height = Int(header.height)
         try options.checkPixelCount(width: width, height: height, format: .png)
+        // Reading tRNS reads every chunk before the image data: a missing
+        // or misplaced PLTE and the chunk limits surface here.
         var transparency = spng_trns()
-        let hasTRNS = spng_get_trns(context, &transparency) == 0
+        let trnsStatus = spng_get_trns(context, &transparency)
+        if trnsStatus != Int32(SPNG_ECHUNKAVAIL.rawValue) { try check(trnsStatus) }
+        let hasTRNS = trnsStatus == 0
         let colorType = UInt32(header.color_type)
         let isGray = colorType == SPNG_COLOR_TYPE_GRAYSCALE.rawValue || colorType == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue
         let hasAlpha = hasTRNS || colorType == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue || colorType == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA.rawValue

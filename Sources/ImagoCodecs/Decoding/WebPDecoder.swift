@@ -7,6 +7,8 @@ import Foundation
 ///
 /// Output: ``Image/PixelFormat/rgba8`` when the image has alpha,
 /// ``Image/PixelFormat/rgb8`` otherwise; animation frames are always RGBA.
+/// A still image's EXIF orientation is applied, as for JPEG, so it comes out
+/// upright; animations are shown as stored.
 public struct WebPDecoder: ImageDecoding {
     /// Creates a WebP decoder.
     public init() {}
@@ -31,7 +33,11 @@ public struct WebPDecoder: ImageDecoding {
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw ImageDecodingError(code: .corrupt, format: .webp, detail: "libwebp version mismatch")
         }
-        let size = options.outputSize(for: ImageSize(width: Int(features.width), height: Int(features.height)))
+        // The output size is the upright image's: turn it back to the stored axes.
+        let orientation = ImageOrientation(webp: data)
+        let stored = ImageSize(width: Int(features.width), height: Int(features.height))
+        let upright = options.outputSize(for: orientation.swapsDimensions ? stored.transposed : stored)
+        let size = orientation.swapsDimensions ? upright.transposed : upright
         if size.width != Int(features.width) || size.height != Int(features.height) {
             config.options.use_scaling = 1
             config.options.scaled_width = Int32(size.width)
@@ -56,7 +62,7 @@ public struct WebPDecoder: ImageDecoding {
         guard status == VP8_STATUS_OK else { throw Self.error(status) }
         let image = Image(width: size.width, height: size.height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels)
         guard let image else { throw ImageDecodingError(code: .corrupt, format: .webp, detail: "inconsistent sizes") }
-        return image
+        return orientation.apply(to: image)
     }
 
     private func decodeAnimation(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
