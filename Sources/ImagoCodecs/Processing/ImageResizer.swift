@@ -18,54 +18,81 @@ public enum ImageResizer {
         )
     }
 
+    /// An image of `size` resampled from a source of `width`x`height` pixels
+    /// in `pixelFormat` whose rows `row` hands over one at a time, top to
+    /// bottom, each once (a decoder streaming rows: the source is never
+    /// whole in memory). `row(y)` returns row y's bytes, valid until the
+    /// next call. `nil` if a size is empty.
+    public static func resize<Failure: Error>(
+        width: Int, height: Int, pixelFormat: Image.PixelFormat, to size: ImageSize,
+        row: (Int) throws(Failure) -> UnsafeBufferPointer<UInt8>
+    ) throws(Failure) -> Image? {
+        guard width > 0, height > 0, size.width > 0, size.height > 0 else { return nil }
+        return try resample(
+            sourceWidth: width, pixelFormat: pixelFormat,
+            columns: Footprint.weights(from: width, to: size.width),
+            rows: Footprint.weights(from: height, to: size.height),
+            row: row
+        )
+    }
+
+    /// `resample(sourceWidth:...)` over a whole image's rows.
+    static func resample(_ image: Image, columns: [Footprint], rows: [Footprint]) -> Image? {
+        image.pixels.withUnsafeBufferPointer { source in
+            let rowBytes = image.width * image.pixelFormat.bytesPerPixel
+            return resample(sourceWidth: image.width, pixelFormat: image.pixelFormat, columns: columns, rows: rows) { y in
+                UnsafeBufferPointer(rebasing: source[(y * image.bytesPerRow)..<(y * image.bytesPerRow + rowBytes)])
+            }
+        }
+    }
+
     /// Each output pixel is the weighted sum of the source pixels in its
     /// column and row footprints (a separable filter: resampling, or a
     /// convolution when there are as many footprints as pixels). Footprints
     /// must start in non-decreasing order, as both kinds do.
     ///
-    /// Source rows are resampled horizontally only when the first output row
-    /// needing them comes up, into a ring of as many rows as the tallest
-    /// footprint, so the scratch memory is a few rows, not a float copy of
-    /// the image.
-    static func resample(_ image: Image, columns: [Footprint], rows: [Footprint]) -> Image? {
+    /// Source rows are asked of `row` in order, when the first output row
+    /// needing them comes up, and resampled horizontally into a ring of as
+    /// many rows as the tallest footprint, so the scratch memory is a few
+    /// rows, not a float copy of the image.
+    static func resample<Failure: Error>(
+        sourceWidth: Int, pixelFormat: Image.PixelFormat, columns: [Footprint], rows: [Footprint],
+        row: (Int) throws(Failure) -> UnsafeBufferPointer<UInt8>
+    ) throws(Failure) -> Image? {
         let width = columns.count, height = rows.count
         guard width > 0, height > 0 else { return nil }
-        let channels = image.pixelFormat.bytesPerPixel
-        let alpha = image.pixelFormat.hasAlpha ? channels - 1 : -1
+        let channels = pixelFormat.bytesPerPixel
+        let alpha = pixelFormat.hasAlpha ? channels - 1 : -1
         let columnTable = FootprintTable(columns)
         let rowFloats = width * channels
         let ringRows = rows.map(\.weights.count).max() ?? 1
-        var ring = [Float](repeating: 0, count: ringRows * rowFloats)
-        var sourceRow = [Float](repeating: 0, count: image.width * channels)
-        var sums = [Float](repeating: 0, count: rowFloats)
+        let ring = UnsafeMutableBufferPointer<Float>.allocate(capacity: ringRows * rowFloats)
+        let sourceRow = UnsafeMutableBufferPointer<Float>.allocate(capacity: sourceWidth * channels)
+        let sums = UnsafeMutableBufferPointer<Float>.allocate(capacity: rowFloats)
+        defer {
+            ring.deallocate()
+            sourceRow.deallocate()
+            sums.deallocate()
+        }
         var pixels = [UInt8](repeating: 0, count: height * rowFloats)
-        image.pixels.withUnsafeBufferPointer { source in
-            ring.withUnsafeMutableBufferPointer { ring in
-                sourceRow.withUnsafeMutableBufferPointer { row in
-                    sums.withUnsafeMutableBufferPointer { sums in
-                        pixels.withUnsafeMutableBufferPointer { output in
-                            var resampledUpTo = -1
-                            for (y, footprint) in rows.enumerated() {
-                                while resampledUpTo < footprint.first + footprint.weights.count - 1 {
-                                    resampledUpTo += 1
-                                    let target = UnsafeMutableBufferPointer(rebasing: ring[((resampledUpTo % ringRows) * rowFloats)...].prefix(rowFloats))
-                                    let start = resampledUpTo * image.bytesPerRow
-                                    premultipliedRow(UnsafeBufferPointer(rebasing: source[start..<(start + row.count)]), into: row, channels: channels, alpha: alpha)
-                                    columnTable.apply(to: UnsafeBufferPointer(row), into: target, channels: channels)
-                                }
-                                for index in 0..<rowFloats { sums[index] = 0 }
-                                for (k, weight) in footprint.weights.enumerated() {
-                                    let base = ((footprint.first + k) % ringRows) * rowFloats
-                                    for index in 0..<rowFloats { sums[index] += ring[base + index] * weight }
-                                }
-                                storeRow(sums, into: UnsafeMutableBufferPointer(rebasing: output[(y * rowFloats)..<((y + 1) * rowFloats)]), channels: channels, alpha: alpha)
-                            }
-                        }
-                    }
-                }
+        var resampledUpTo = -1
+        for (y, footprint) in rows.enumerated() {
+            while resampledUpTo < footprint.first + footprint.weights.count - 1 {
+                resampledUpTo += 1
+                let target = UnsafeMutableBufferPointer(rebasing: ring[((resampledUpTo % ringRows) * rowFloats)...].prefix(rowFloats))
+                premultipliedRow(try row(resampledUpTo), into: sourceRow, channels: channels, alpha: alpha)
+                columnTable.apply(to: UnsafeBufferPointer(sourceRow), into: target, channels: channels)
+            }
+            sums.update(repeating: 0)
+            for (k, weight) in footprint.weights.enumerated() {
+                let base = ((footprint.first + k) % ringRows) * rowFloats
+                for index in 0..<rowFloats { sums[index] += ring[base + index] * weight }
+            }
+            pixels.withUnsafeMutableBufferPointer { output in
+                storeRow(sums, into: UnsafeMutableBufferPointer(rebasing: output[(y * rowFloats)..<((y + 1) * rowFloats)]), channels: channels, alpha: alpha)
             }
         }
-        return Image(width: width, height: height, pixelFormat: image.pixelFormat, pixels: pixels)
+        return Image(width: width, height: height, pixelFormat: pixelFormat, pixels: pixels)
     }
 
     /// A row of bytes as floats, colour premultiplied by alpha so that

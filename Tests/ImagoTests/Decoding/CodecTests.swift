@@ -40,6 +40,23 @@ struct CodecTests {
         #expect(decoded == image)
     }
 
+    @Test("PNG thumbnails streamed row by row equal the whole image resampled", arguments: [Image.PixelFormat.gray8, .grayAlpha8, .rgb8, .rgba8])
+    func pngStreamedThumbnail(format: Image.PixelFormat) throws {
+        let image = Self.gradient(width: 301, height: 203, format: format)
+        let data = try PNGEncoder().encode(image)
+        for (target, mode) in [(ImageSize(width: 64, height: 64), ContentMode.fit), (ImageSize(width: 100, height: 30), .fill)] {
+            let options = ImageDecodingOptions(targetSize: target, contentMode: mode)
+            let streamed = try PNGDecoder().decode(data, options: options)
+            let whole = try #require(ImageResizer.resize(image, to: options.outputSize(for: image.size)))
+            #expect(streamed == whole, "\(format) \(target) \(mode)")
+        }
+        // A stream cut short in the image data is an error, never a partial image.
+        let truncated = data.prefix(data.count / 2)
+        #expect(throws: ImageDecodingError.self) {
+            _ = try PNGDecoder().decode(truncated, options: ImageDecodingOptions(targetSize: ImageSize(width: 32, height: 32)))
+        }
+    }
+
     @Test("JPEG round trips stay close, in color and gray")
     func jpegRoundTrip() throws {
         for format in [Image.PixelFormat.rgb8, .gray8] {
