@@ -14,6 +14,13 @@ public protocol ImageCaching: Sendable {
     func removeExpired()
     /// The number of images evicted by the cache's limits since it was created.
     var evictionCount: Int { get }
+    /// Gives memory back on memory pressure. Default: ``removeAll()`` for
+    /// either trim, for caches that cannot evict by cost.
+    func trimMemory(_ trim: MemoryTrim)
+}
+
+extension ImageCaching {
+    public func trimMemory(_ trim: MemoryTrim) { removeAll() }
 }
 
 extension MemoryCache: ImageCaching where Key == ImageCacheKey, Value == Image {

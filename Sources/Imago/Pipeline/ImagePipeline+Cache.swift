@@ -72,6 +72,14 @@ extension ImagePipeline {
         /// Empties the memory cache.
         public func removeAllImages() { imageCache?.removeAll() }
 
+        /// Gives memory back, as the pipeline does on its own when Linux
+        /// reports memory pressure: for apps with a signal of their own.
+        /// Trims the memory cache and hands freed pages back to the system.
+        public func trimMemory(_ trim: MemoryTrim) {
+            guard let imageCache else { return }
+            ImagePipeline.trimMemory(imageCache, trim)
+        }
+
         /// Empties the disk cache.
         public func removeAllData() async throws(DiskCacheError) {
             guard let dataCache else { return }

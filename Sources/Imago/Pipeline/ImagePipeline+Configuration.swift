@@ -59,6 +59,10 @@ extension ImagePipeline {
         /// in ``ImageResponse/freshness``. Default: `true`, so an app keeps
         /// showing what it has when it goes offline.
         public var servesStaleWhenOffline: Bool
+        /// Whether the memory cache gives memory back when Linux runs short
+        /// (the process-wide ``MemoryPressureMonitor``: half at the first
+        /// pressure event, everything if it persists). Default: `true`.
+        public var trimsMemoryOnPressure: Bool
         /// The wall clock HTTP freshness is measured by. Tests replace it.
         public var currentDate: @Sendable () -> Date
         /// Where the pipeline logs (label "imago").
@@ -82,6 +86,7 @@ extension ImagePipeline {
             processedImageEncoder: any ImageEncoding = WebPEncoder(),
             maximumHeuristicLifetime: Duration = .seconds(86_400),
             servesStaleWhenOffline: Bool = true,
+            trimsMemoryOnPressure: Bool = true,
             currentDate: @escaping @Sendable () -> Date = { Date() },
             logger: Logger = Logger(label: "imago")
         ) {
@@ -101,6 +106,7 @@ extension ImagePipeline {
             self.processedImageEncoder = processedImageEncoder
             self.maximumHeuristicLifetime = maximumHeuristicLifetime
             self.servesStaleWhenOffline = servesStaleWhenOffline
+            self.trimsMemoryOnPressure = trimsMemoryOnPressure
             self.currentDate = currentDate
             self.logger = logger
         }

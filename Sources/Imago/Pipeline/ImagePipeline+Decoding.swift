@@ -18,6 +18,14 @@ extension ImagePipeline {
         #endif
     }
 
+    /// Trims `cache`, then hands the freed pages back to the system.
+    static func trimMemory(_ cache: any ImageCaching, _ trim: MemoryTrim) {
+        cache.trimMemory(trim)
+        #if canImport(Glibc)
+        if let mallocTrim { _ = mallocTrim(0) }
+        #endif
+    }
+
     #if canImport(Glibc)
     /// glibc's `malloc_trim`, which the Glibc module does not declare; `nil`
     /// with another C library.

@@ -37,6 +37,8 @@ public final class ImagePipeline: Sendable {
     private let nextTaskID = Atomic<UInt64>(1)
     private let activeTasks = Locked<[UInt64: ImageTask]>([:])
     let backgroundRefreshes = Locked<[RefreshKey: Task<Void, Never>]>([:])
+    /// Keeps the memory cache subscribed to memory pressure while the pipeline lives.
+    private let memoryPressure: MemoryPressureMonitor.Subscription?
 
     /// Creates a pipeline.
     public init(configuration: Configuration = Configuration()) {
@@ -48,6 +50,15 @@ public final class ImagePipeline: Sendable {
         decodeThreads = PriorityThreadPool(threads: configuration.maximumConcurrentDecodes, name: "imago-decode")
         diskThreads = PriorityThreadPool(threads: configuration.diskThreadCount, name: "imago-disk")
         metrics = PipelineMetrics()
+        if configuration.trimsMemoryOnPressure, let imageCache = configuration.imageCache {
+            let logger = configuration.logger
+            memoryPressure = MemoryPressureMonitor.subscribe { trim in
+                logger.notice("memory pressure: trimming the memory cache", metadata: ["trim": "\(trim)"])
+                Self.trimMemory(imageCache, trim)
+            }
+        } else {
+            memoryPressure = nil
+        }
     }
 
     // MARK: Loading

@@ -17,8 +17,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public struct Configuration: Sendable {
         /// The maximum number of entries. Default: no limit (the cost limit governs).
         public var countLimit: Int
-        /// The maximum total cost, usually bytes. Default: 20% of physical
-        /// memory, at most 512 MiB.
+        /// The maximum total cost, usually bytes. Default: 20% of the
+        /// process's ``MemoryBudget`` (its container's limit where one is
+        /// set, else physical memory), at most 512 MiB.
         public var costLimit: Int
         /// An entry costlier than this fraction of ``costLimit`` is not stored,
         /// so one huge image cannot flush the whole cache. Default: 0.1.
@@ -49,9 +50,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             self.shardCount = shardCount
         }
 
-        /// 20% of the machine's physical memory, at most 512 MiB.
+        /// 20% of the process's memory budget, at most 512 MiB.
         public static var defaultCostLimit: Int {
-            min(Int(min(ProcessInfo.processInfo.physicalMemory / 5, UInt64(Int.max))), 512 << 20)
+            Int(min(MemoryBudget.current.bytes / 5, 512 << 20))
         }
 
         var resolvedShardCount: Int {
@@ -161,6 +162,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         guard timeToLive != nil else { return }
         let time = now()
         for shard in shards { shard.withLock { $0.removeExpired(now: time) } }
+    }
+
+    /// Gives memory back on pressure: evicts down to half the current cost,
+    /// or everything.
+    public func trimMemory(_ trim: MemoryTrim) {
+        switch trim {
+        case .toHalf: self.trim(toCost: totalCost / 2)
+        case .toEmpty: removeAll()
+        }
     }
 
     /// Evicts entries, in policy order, until the total cost is at most `cost`.
