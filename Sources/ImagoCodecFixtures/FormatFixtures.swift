@@ -1,6 +1,7 @@
 import CAvif
 import CGif
 import CHeif
+import CJxl
 import CWebP
 import Foundation
 import ImagoCodecs
@@ -286,6 +287,55 @@ public enum FormatFixtures {
             throw Failure(description: String(cString: avifResultToString(finished)))
         }
         return Data(bytes: bytes, count: output.size)
+    }
+
+    // MARK: - JPEG XL
+
+    /// A lossless JPEG XL of a gray, RGB or RGBA `image`, fastest effort;
+    /// `orientation` (EXIF's 1-8) goes in the header for a viewer to apply,
+    /// `container` wraps the codestream in the ISOBMFF container.
+    public static func jxl(_ image: Image, orientation: UInt32 = 1, container: Bool = false) throws -> Data {
+        guard let encoder = JxlEncoderCreate(nil) else { throw Failure(description: "JxlEncoderCreate failed") }
+        defer { JxlEncoderDestroy(encoder) }
+        let gray = image.pixelFormat == .gray8 || image.pixelFormat == .grayAlpha8
+        var info = JxlBasicInfo()
+        JxlEncoderInitBasicInfo(&info)
+        info.xsize = UInt32(image.width)
+        info.ysize = UInt32(image.height)
+        info.bits_per_sample = 8
+        info.num_color_channels = gray ? 1 : 3
+        info.num_extra_channels = image.pixelFormat.hasAlpha ? 1 : 0
+        info.alpha_bits = image.pixelFormat.hasAlpha ? 8 : 0
+        info.uses_original_profile = 1
+        info.orientation = JxlOrientation(rawValue: orientation)
+        var color = JxlColorEncoding()
+        JxlColorEncodingSetToSRGB(&color, gray ? 1 : 0)
+        guard JxlEncoderUseContainer(encoder, container ? 1 : 0) == JXL_ENC_SUCCESS,
+              JxlEncoderSetBasicInfo(encoder, &info) == JXL_ENC_SUCCESS,
+              JxlEncoderSetColorEncoding(encoder, &color) == JXL_ENC_SUCCESS,
+              let settings = JxlEncoderFrameSettingsCreate(encoder, nil),
+              JxlEncoderSetFrameLossless(settings, 1) == JXL_ENC_SUCCESS,
+              JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, 1) == JXL_ENC_SUCCESS
+        else { throw Failure(description: "libjxl refused the settings") }
+        var format = JxlPixelFormat(num_channels: UInt32(image.pixelFormat.bytesPerPixel), data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        let added = image.pixels.withUnsafeBytes { JxlEncoderAddImageFrame(settings, &format, $0.baseAddress, $0.count) }
+        guard added == JXL_ENC_SUCCESS else { throw Failure(description: "JxlEncoderAddImageFrame failed") }
+        JxlEncoderCloseInput(encoder)
+        var output = [UInt8](repeating: 0, count: 1 << 16)
+        var written = 0
+        while true {
+            var available = output.count - written
+            let status = output.withUnsafeMutableBufferPointer { buffer -> JxlEncoderStatus in
+                var next: UnsafeMutablePointer<UInt8>? = buffer.baseAddress! + written
+                defer { written = next! - buffer.baseAddress! }
+                return JxlEncoderProcessOutput(encoder, &next, &available)
+            }
+            switch status {
+            case JXL_ENC_SUCCESS: return Data(output.prefix(written))
+            case JXL_ENC_NEED_MORE_OUTPUT: output += [UInt8](repeating: 0, count: output.count)
+            default: throw Failure(description: "JxlEncoderProcessOutput failed")
+            }
+        }
     }
 
     // MARK: - HEIC

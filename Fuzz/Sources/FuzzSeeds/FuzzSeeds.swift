@@ -89,6 +89,11 @@ struct FuzzSeeds {
                 ("rgb.heic", try FormatFixtures.heic(rgb, directory: scratch)),
                 ("larger.heic", try FormatFixtures.heic(FormatFixtures.quadrants(width: 40, height: 24), directory: scratch)),
             ]),
+            ("jxl", [
+                ("rgb.jxl", try FormatFixtures.jxl(rgb)),
+                ("alpha.jxl", try FormatFixtures.jxl(rgba, container: true)),
+                ("gray-turned.jxl", try FormatFixtures.jxl(gray, orientation: 6)),
+            ]),
         ]
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// An encoded image format, recognised from the data's first bytes (never
 /// from a file extension or a Content-Type header, which can lie).
 public enum ImageFormat: String, Sendable, Hashable, CustomStringConvertible {
-    case jpeg, png, gif, webp, avif, heic, bmp, tiff
+    case jpeg, png, gif, webp, avif, heic, jxl, bmp, tiff
     /// Not an image format Imago recognises.
     case unknown
 
@@ -26,6 +26,8 @@ public enum ImageFormat: String, Sendable, Hashable, CustomStringConvertible {
             if brand == "avif" || brand == "avis" { return .avif }
             if ["heic", "heix", "hevc", "hevx", "mif1", "msf1"].contains(brand) { return .heic }
         }
+        // JPEG XL: a bare codestream, or the ISOBMFF container's signature box.
+        if starts(with: [0xFF, 0x0A]) || starts(with: [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
         if starts(with: Array("BM".utf8)) { return .bmp }
         if starts(with: [0x49, 0x49, 0x2A, 0x00]) || starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
         return .unknown

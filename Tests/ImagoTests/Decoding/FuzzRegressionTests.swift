@@ -17,7 +17,7 @@ struct FuzzRegressionTests {
     /// The decoder for each folder, named as the fuzz targets are.
     static let decoders: [String: any ImageDecoding] = [
         "jpeg": JPEGDecoder(), "png": PNGDecoder(), "webp": WebPDecoder(),
-        "gif": GIFDecoder(), "avif": AVIFDecoder(), "heic": HEIFDecoder(),
+        "gif": GIFDecoder(), "avif": AVIFDecoder(), "heic": HEIFDecoder(), "jxl": JXLDecoder(),
     ]
 
     /// `Fuzz/Regressions`, found from this file's path.
