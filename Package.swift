@@ -19,6 +19,9 @@ let package = Package(
         .library(name: "ImagoSandbox", targets: ["ImagoSandbox"]),
         // Test images made with the codecs' encoders, for the tests and the fuzzers' seeds.
         .library(name: "ImagoCodecFixtures", targets: ["ImagoCodecFixtures"]),
+        // The image service behind `imago serve`: URL options, signing,
+        // source policy. Depends on Imago; Imago never on it.
+        .library(name: "ImagoServer", targets: ["ImagoServer"]),
         .executable(name: "imago", targets: ["ImagoCLI"]),
     ],
     dependencies: [
@@ -82,6 +85,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "ImagoServer",
+            dependencies: [
+                "Imago",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // Child process for the crash-consistency tests: stores entries until it is killed.
         .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago", "ImagoSandbox"]),
         .testTarget(
@@ -90,6 +100,7 @@ let package = Package(
             // own behaviour (TurboJPEG's decoding, libavif's strict checks).
             dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif"]
         ),
+        .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+@testable import ImagoServer
+
+@Suite("Image URLs: signing, options, the path's layout")
+struct URLAndOptionsTests {
+    /// Signatures computed independently with Python's hmac module, as
+    /// imgproxy's example scripts compute them.
+    static let key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
+    static let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
+    static let vectors = [
+        ("/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png", "90UxdwGRAI2bpLSHKkZculJau5ahfxfS0h3fMuQAf40"),
+        ("/w:256/fit:crop/plain/http%3A%2F%2F127.0.0.2%3A8080%2Fa.jpg", "Ym6MCm5604pnEpNUwQsE5MtLX0D6GluO-M6WW8IQH2s"),
+    ]
+
+    @Test("signatures match imgproxy's scheme; tampered, truncated and foreign ones fail")
+    func signing() throws {
+        let signing = try URLSigning(hexKeys: Self.key, hexSalts: Self.salt)
+        for (path, signature) in Self.vectors {
+            #expect(signing.signature(for: path) == signature)
+            #expect(signing.isValid(signature: signature, for: path))
+            // A tampered path, a tampered signature, a truncated one, padding, garbage.
+            #expect(!signing.isValid(signature: signature, for: path + "x"))
+            #expect(!signing.isValid(signature: signature, for: String(path.dropLast())))
+            var flipped = Array(signature)
+            flipped[5] = flipped[5] == "A" ? "B" : "A"
+            #expect(!signing.isValid(signature: String(flipped), for: path))
+            #expect(!signing.isValid(signature: String(signature.dropLast(2)), for: path))
+            #expect(!signing.isValid(signature: "unsafe", for: path))
+            #expect(!signing.isValid(signature: "", for: path))
+        }
+        // Padded base64url is the same signature.
+        let (path, signature) = Self.vectors[0]
+        #expect(signing.isValid(signature: signature + "=", for: path))
+    }
+
+    @Test("the keys never show in descriptions or logs")
+    func secretsHidden() throws {
+        let signing = try URLSigning(hexKeys: "\(Self.key),0011", hexSalts: "\(Self.salt),")
+        for text in ["\(signing)", String(reflecting: signing), "\(signing.pairs[0])", String(reflecting: signing.pairs[0])] {
+            #expect(!text.contains("148") && !text.contains("943b"), "\(text)")
+        }
+        #expect("\(signing)" == "URLSigning(2 key pairs)")
+    }
+
+    @Test("rotation: every pair verifies, the first signs")
+    func rotation() throws {
+        let old = try URLSigning(hexKeys: "0011", hexSalts: "")
+        let new = try URLSigning(hexKeys: Self.key, hexSalts: Self.salt)
+        let both = try URLSigning(hexKeys: "\(Self.key),0011", hexSalts: "\(Self.salt),")
+        let path = "/w:10/plain/http://127.0.0.2/a.png"
+        #expect(both.isValid(signature: old.signature(for: path), for: path))
+        #expect(both.isValid(signature: new.signature(for: path), for: path))
+        #expect(both.signature(for: path) == new.signature(for: path))
+        #expect(!new.isValid(signature: old.signature(for: path), for: path))
+        #expect(throws: SigningError.keyCountMismatch(keys: 2, salts: 1)) { try URLSigning(hexKeys: "00,11", hexSalts: "22") }
+        #expect(throws: SigningError.notHex(what: "key", index: 1)) { try URLSigning(hexKeys: "xyz0", hexSalts: "") }
+        #expect(throws: SigningError.notHex(what: "salt", index: 1)) { try URLSigning(hexKeys: "00", hexSalts: "0") }
+    }
+
+    @Test("paths: base64url or plain sources, options between, what the signature covers")
+    func paths() throws {
+        let source = "https://images.example.com/photos/a b.jpg?x=1&y=2"
+        let encoded = URLSigning.base64URL(Array(source.utf8))
+        let path = try ImageURLPath("/SIG/w:256/h:100/\(encoded)")
+        #expect(path.signature == "SIG")
+        #expect(path.signedPath == "/w:256/h:100/\(encoded)")
+        #expect(path.options == ["w:256", "h:100"])
+        #expect(path.source == source)
+
+        let plain = try ImageURLPath("/unsafe/fit:crop/plain/https%3A%2F%2Fimages.example.com%2Fa%20b.jpg%3Fx%3D1")
+        #expect(plain.options == ["fit:crop"])
+        #expect(plain.source == "https://images.example.com/a b.jpg?x=1")
+        // Slashes may stay unencoded after plain/.
+        #expect(try ImageURLPath("/unsafe/plain/http://127.0.0.2:9/dir/a.png").source == "http://127.0.0.2:9/dir/a.png")
+
+        for bad in ["", "/", "/sig", "/sig/", "/sig/w:10/plain/", "/sig/w:10/not*base64", "/sig/plain/%zz"] {
+            #expect(throws: PathError.self, "\(bad)") { try ImageURLPath(bad) }
+        }
+    }
+
+    @Test("options: read, bounded, dpr applied, presets expanded, one spelling per meaning")
+    func options() throws {
+        let options = try ProcessingOptions(segments: ["w:256", "h:128", "fit:crop", "q:70", "f:webp", "dpr:2", "blur:3", "gray", "r:8"])
+        #expect(options.width == 512 && options.height == 256)
+        #expect(options.fit == .crop && options.quality == 70 && options.format == .webp)
+        #expect(options.blur == 6 && options.grayscale && options.cornerRadius == 16)
+        // Long names, a later value winning, and a preset spell the same thing.
+        let spelled = try ProcessingOptions(segments: ["width:100", "width:512", "height:256", "fit:crop", "quality:70", "format:webp", "blur:6", "grayscale", "radius:16"])
+        #expect(spelled.cacheKey == options.cacheKey)
+        let preset = try ProcessingOptions(segments: ["p:card", "f:webp"], presets: ["card": ["w:512", "h:256", "fit:crop", "q:70", "blur:6", "gray", "r:16", "f:png"]])
+        #expect(preset == options)
+        #expect(try ProcessingOptions(segments: []).cacheKey != options.cacheKey)
+
+        let bad: [(Substring, String)] = [
+            ("w:8193", "w:8193"), ("h:-1", "h:-1"), ("w:abc", "w:abc"), ("q:0", "q:0"), ("q:101", "q:101"),
+            ("dpr:5", "dpr:5"), ("dpr:0.5", "dpr:0.5"), ("blur:101", "blur:101"), ("fit:stretch", "fit:stretch"),
+            ("f:bmp", "f:bmp"), ("gray:2", "gray:2"), ("zoom:2", "zoom:2"), ("p:nope", "p:nope"), ("w", "w"),
+        ]
+        for (segment, named) in bad {
+            let error = #expect(throws: OptionError.self) { try ProcessingOptions(segments: [segment]) }
+            #expect(error?.option == named)
+        }
+        // The dpr may not push a side past the limit.
+        let error = #expect(throws: OptionError.self) { try ProcessingOptions(segments: ["w:5000", "dpr:2"]) }
+        #expect(error?.description.contains("8192") == true)
+    }
+}
