@@ -100,7 +100,7 @@ let package = Package(
             // own behaviour (TurboJPEG's decoding, libavif's strict checks).
             dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif"]
         ),
-        .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer"]),
+        .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer", "ImagoSandbox"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,7 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// An HTTP/1.1 server on 127.0.0.1 with a random port, for tests, benchmarks
+/// An HTTP/1.1 server on a loopback address with a random port, for tests, benchmarks
 /// and the demo: serves routes set at run time, can delay, fail, stall,
 /// truncate or reset, and counts the requests it sees.
 ///
@@ -21,20 +21,24 @@ public final class TestImageServer: Sendable {
 
     /// The port the server listens on.
     public let port: Int
+    /// The IPv4 address it listens on.
+    public let host: String
 
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     let routes: Routes
 
-    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, routes: Routes) {
+    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, routes: Routes, host: String) {
         self.group = group
         self.channel = channel
         self.routes = routes
+        self.host = host
         port = channel.localAddress?.port ?? 0
     }
 
-    /// Starts a server on 127.0.0.1 with a port the system picks.
-    public static func start(threads: Int = 1) async throws -> TestImageServer {
+    /// Starts a server on `host` (a loopback address: 127.0.0.1 unless
+    /// a test needs another) with a port the system picks.
+    public static func start(host: String = "127.0.0.1", threads: Int = 1) async throws -> TestImageServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let routes = Routes()
         do {
@@ -43,14 +47,15 @@ public final class TestImageServer: Sendable {
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    routes.state.withLock { $0.connections += 1 }
+                    return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         try channel.pipeline.syncOperations.addHandler(TestServerHandler(routes: routes))
                     }
                 }
-                .bind(host: "127.0.0.1", port: 0)
+                .bind(host: host, port: 0)
                 .get()
-            return TestImageServer(group: group, channel: channel, routes: routes)
+            return TestImageServer(group: group, channel: channel, routes: routes, host: host)
         } catch {
             try? await group.shutdownGracefully()
             throw error
@@ -65,8 +70,11 @@ public final class TestImageServer: Sendable {
 
     /// The URL of `path` on this server.
     public func url(_ path: String) -> URL {
-        URL(string: "http://127.0.0.1:\(port)\(path.hasPrefix("/") ? path : "/" + path)")!
+        URL(string: "http://\(host):\(port)\(path.hasPrefix("/") ? path : "/" + path)")!
     }
+
+    /// The connections the server has accepted since it started.
+    public var connectionCount: Int { routes.state.withLock { $0.connections } }
 
     /// Serves `response` on `path` (the path without its query). Like an
     /// origin server, a 200 with an ETag answers a matching If-None-Match
@@ -136,6 +144,7 @@ final class Routes: Sendable {
         var fallback: TestImageServer.Handler = { _ in TestImageServer.Response(status: 404, body: Data("not found".utf8)) }
         var counts: [String: Int] = [:]
         var total = 0
+        var connections = 0
         var lastRequests: [String: TestImageServer.Request] = [:]
         var waiters: [(path: String, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var isHolding = false

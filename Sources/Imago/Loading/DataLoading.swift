@@ -109,6 +109,9 @@ public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
         case network
         /// The task was cancelled.
         case cancelled
+        /// The loader's ``SourceGuard`` refused the URL or its address, and
+        /// no connection was attempted; the text says why.
+        case refused(String)
     }
 
     /// What went wrong.
@@ -141,7 +144,7 @@ public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
         switch code {
         case .timedOut, .network: true
         case .httpStatus(let status): Self.temporaryStatuses.contains(status)
-        case .invalidURL, .responseTooLarge, .tooManyRedirects, .cancelled: false
+        case .invalidURL, .responseTooLarge, .tooManyRedirects, .cancelled, .refused: false
         }
     }
 
@@ -157,6 +160,7 @@ public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
         case .timedOut: what = "timed out"
         case .network: what = "network error"
         case .cancelled: what = "cancelled"
+        case .refused(let reason): what = "refused (\(reason))"
         }
         if let underlying { return "\(what) loading \(url.absoluteString): \(underlying)" }
         return "\(what) loading \(url.absoluteString)"

@@ -19,6 +19,9 @@ extension HTTPDataLoader {
         public var maximumConnectionsPerHost: Int
         /// Sent unless the request sets its own.
         public var userAgent: String
+        /// Checks every connection's address, the redirects' included, and
+        /// pins the host to it; `nil` (the default) connects wherever DNS says.
+        public var sourceGuard: (any SourceGuard)?
 
         /// A configuration with the documented defaults, overridable by argument.
         public init(
@@ -28,7 +31,8 @@ extension HTTPDataLoader {
             maximumRedirects: Int = 5,
             maximumResponseSize: Int = 50 << 20,
             maximumConnectionsPerHost: Int = 6,
-            userAgent: String = "Imago"
+            userAgent: String = "Imago",
+            sourceGuard: (any SourceGuard)? = nil
         ) {
             self.connectTimeout = connectTimeout
             self.readTimeout = readTimeout
@@ -37,6 +41,7 @@ extension HTTPDataLoader {
             self.maximumResponseSize = maximumResponseSize
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.userAgent = userAgent
+            self.sourceGuard = sourceGuard
         }
     }
 }

@@ -30,12 +30,23 @@ public final class HTTPDataLoader: DataLoading {
     public let configuration: Configuration
 
     private let client: HTTPClient
+    /// With a source guard: clients pinned to the addresses it approved.
+    private let pinnedClients: PinnedClients?
 
     /// Creates a loader with its own HTTP client.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(configuration, dnsOverride: nil))
+        pinnedClients = configuration.sourceGuard.map { _ in
+            PinnedClients { Self.clientConfiguration(configuration, dnsOverride: $0) }
+        }
+    }
+
+    /// The HTTP client's settings; with a DNS override (a guarded loader's
+    /// pinned client) redirects come back to the loader, which checks each.
+    private static func clientConfiguration(_ configuration: Configuration, dnsOverride: [String: String]?) -> HTTPClient.Configuration {
         var clientConfiguration = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: configuration.maximumRedirects, allowCycles: false),
+            redirectConfiguration: dnsOverride == nil ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow,
             timeout: .init(connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.readTimeout)),
             // The limit applies to the inflated size: a small gzip body that
             // inflates past the response-size limit is refused as it inflates.
@@ -49,7 +60,8 @@ public final class HTTPDataLoader: DataLoading {
         // the pipeline's RetryPolicy decide, instead of the client trying again
         // until its connect timeout (10 s a request, 30 s with 3 attempts).
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        clientConfiguration.dnsOverride = dnsOverride ?? [:]
+        return clientConfiguration
     }
 
     deinit {
@@ -71,8 +83,28 @@ public final class HTTPDataLoader: DataLoading {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
             throw DataLoadingError(.invalidURL, url: url)
         }
+        var received = ReceivedBody()
+        var release: (@Sendable () -> Void)?
+        defer { release?() }
+        do {
+            let deadline = ContinuousClock.now + configuration.requestTimeout
+            guard let sourceGuard = configuration.sourceGuard, let pinnedClients else {
+                let response = try await client.execute(httpRequest(url, request.headers), timeout: TimeAmount(configuration.requestTimeout))
+                return try await read(response, from: url, deadline: deadline, into: &received, progress: progress)
+            }
+            let (response, finalURL, lease) = try await executeGuarded(request, sourceGuard, pinnedClients, deadline: deadline)
+            release = lease
+            return try await read(response, from: finalURL, deadline: deadline, into: &received, progress: progress)
+        } catch {
+            var failure = error as? DataLoadingError ?? classify(error, url: url)
+            if [.network, .timedOut, .cancelled].contains(failure.code) { failure.partial = received.partial }
+            throw failure
+        }
+    }
+
+    private func httpRequest(_ url: URL, _ headers: [HTTPHeader]) -> HTTPClientRequest {
         var httpRequest = HTTPClientRequest(url: url.absoluteString)
-        for header in request.headers { httpRequest.headers.add(name: header.name, value: header.value) }
+        for header in headers { httpRequest.headers.add(name: header.name, value: header.value) }
         if !httpRequest.headers.contains(name: "User-Agent") {
             httpRequest.headers.add(name: "User-Agent", value: configuration.userAgent)
         }
@@ -81,16 +113,49 @@ public final class HTTPDataLoader: DataLoading {
             let isRange = httpRequest.headers.contains(name: "Range")
             httpRequest.headers.add(name: "Accept-Encoding", value: isRange ? "identity" : "gzip, deflate")
         }
-        var received = ReceivedBody()
-        do {
-            let deadline = ContinuousClock.now + configuration.requestTimeout
-            let response = try await client.execute(httpRequest, timeout: TimeAmount(configuration.requestTimeout))
-            return try await read(response, from: url, deadline: deadline, into: &received, progress: progress)
-        } catch {
-            var failure = error as? DataLoadingError ?? classify(error, url: url)
-            if [.network, .timedOut, .cancelled].contains(failure.code) { failure.partial = received.partial }
-            throw failure
+        return httpRequest
+    }
+
+    /// Follows redirects itself, asking the guard for every hop's address
+    /// and connecting only there. Credentials are not carried to another
+    /// origin. Returns the final response, its URL and the lease of the
+    /// client reading it.
+    private func executeGuarded(
+        _ request: DataRequest, _ sourceGuard: any SourceGuard, _ pinnedClients: PinnedClients, deadline: ContinuousClock.Instant
+    ) async throws -> (HTTPClientResponse, URL, @Sendable () -> Void) {
+        var url = request.url
+        var headers = request.headers
+        var visited: Set<String> = []
+        for _ in 0...max(0, configuration.maximumRedirects) {
+            guard visited.insert(url.absoluteString).inserted, let host = url.host else {
+                throw DataLoadingError(.tooManyRedirects, url: url)
+            }
+            let address = try await sourceGuard.address(for: url)
+            let (client, release) = pinnedClients.lease(host: host, address: address)
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(httpRequest(url, headers), timeout: TimeAmount(max(.zero, remaining)))
+            } catch {
+                release()
+                throw error
+            }
+            guard [301, 302, 303, 307, 308].contains(response.status.code),
+                  let location = response.headers.first(name: "Location"),
+                  let next = URL(string: location, relativeTo: url)?.absoluteURL
+            else {
+                return (response, url, release)
+            }
+            release()
+            guard let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                throw DataLoadingError(.invalidURL, url: next)
+            }
+            if next.scheme != url.scheme || next.host != url.host || next.port != url.port {
+                headers.removeAll { ["authorization", "cookie", "proxy-authorization"].contains($0.name.lowercased()) }
+            }
+            url = next
         }
+        throw DataLoadingError(.tooManyRedirects, url: url)
     }
 
     /// What arrived of a 200 or 206 body before a failure, if it can be

@@ -10,6 +10,9 @@ extension ImagePipeline {
         case httpStatus(code: Int, url: URL)
         /// The download failed: timeout, reset, too many redirects, a truncated body.
         case network(url: URL, underlying: DataLoadingError)
+        /// The loader's ``SourceGuard`` refused the URL or the address it
+        /// resolves to; no connection was attempted.
+        case sourceRefused(url: URL, reason: String)
         /// The response is larger than the loader's size limit.
         case dataTooLarge(url: URL, limit: Int)
         /// The request's data provider threw.
@@ -32,6 +35,8 @@ extension ImagePipeline {
             case .network(let url, let underlying):
                 "network error loading \(url.absoluteString): \(underlying.code) \(underlying.underlying.map { "(\($0))" } ?? "")"
                     .trimmingCharacters(in: .whitespaces)
+            case .sourceRefused(let url, let reason):
+                "source \(url.absoluteString) refused: \(reason)"
             case .dataTooLarge(let url, let limit):
                 "response from \(url.absoluteString) is larger than the limit of \(limit) bytes"
             case .dataProviderFailed(let key, let underlying):
@@ -51,7 +56,7 @@ extension ImagePipeline {
         public var stage: String {
             switch self {
             case .invalidRequest: "request"
-            case .httpStatus, .network, .dataTooLarge, .dataProviderFailed: "loading"
+            case .httpStatus, .network, .sourceRefused, .dataTooLarge, .dataProviderFailed: "loading"
             case .decodingFailed: "decoding"
             case .processingFailed: "processing"
             case .notCached: "cache"
@@ -82,6 +87,7 @@ extension ImagePipeline {
             case .httpStatus(let code): self = .httpStatus(code: code, url: error.url)
             case .responseTooLarge(let limit): self = .dataTooLarge(url: error.url, limit: limit)
             case .cancelled: self = .cancelled(key: key)
+            case .refused(let reason): self = .sourceRefused(url: error.url, reason: reason)
             case .tooManyRedirects, .timedOut, .network: self = .network(url: error.url, underlying: error)
             }
         }
