@@ -100,7 +100,7 @@ let package = Package(
             // own behaviour (TurboJPEG's decoding, libavif's strict checks).
             dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif"]
         ),
-        .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer", "ImagoSandbox"]),
+        .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer", "ImagoSandbox", "ImagoCodecFixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,159 @@
+import Foundation
+import Imago
+
+extension ImageService {
+    /// What the service is started with; `imago serve` reads it from flags
+    /// and `IMAGO_*` environment variables.
+    public struct Configuration: Sendable {
+        /// The keys that sign URLs; nil accepts no signed URL.
+        public var signing: URLSigning?
+        /// Whether unsigned URLs (signature segment `unsafe`) are served.
+        public var allowsUnsigned: Bool
+        /// Which sources may be fetched.
+        public var sourcePolicy: SourcePolicy
+        /// Named option lists for `p:name`.
+        public var presets: [String: [Substring]]
+        /// Where sources are cached on disk; nil keeps them in memory only.
+        public var cacheFolder: String?
+        /// `Cache-Control: max-age` of images, in seconds. Default: one day.
+        public var maxAge: Int
+        /// `Cache-Control: max-age` of errors, in seconds. Default: 10.
+        public var errorMaxAge: Int
+        /// The largest source body, refused while it streams. Default: 50 MiB.
+        public var maximumSourceSize: Int
+        /// The most pixels a source header may declare. Default: 50 megapixels.
+        public var maximumPixelCount: Int
+        /// The most frames an animated source may have. Default: 1,000.
+        public var maximumFrameCount: Int
+        /// A source's whole download. Default: 30 s.
+        public var sourceTimeout: Duration
+
+        public init(
+            signing: URLSigning? = nil,
+            allowsUnsigned: Bool = false,
+            sourcePolicy: SourcePolicy = SourcePolicy(),
+            presets: [String: [Substring]] = [:],
+            cacheFolder: String? = nil,
+            maxAge: Int = 86_400,
+            errorMaxAge: Int = 10,
+            maximumSourceSize: Int = 50 << 20,
+            maximumPixelCount: Int = 50_000_000,
+            maximumFrameCount: Int = 1_000,
+            sourceTimeout: Duration = .seconds(30)
+        ) {
+            self.signing = signing
+            self.allowsUnsigned = allowsUnsigned
+            self.sourcePolicy = sourcePolicy
+            self.presets = presets
+            self.cacheFolder = cacheFolder
+            self.maxAge = maxAge
+            self.errorMaxAge = errorMaxAge
+            self.maximumSourceSize = maximumSourceSize
+            self.maximumPixelCount = maximumPixelCount
+            self.maximumFrameCount = maximumFrameCount
+            self.sourceTimeout = sourceTimeout
+        }
+    }
+}
+
+/// A request as the service sees it: the path still percent-encoded, as sent.
+public struct ServiceRequest: Sendable {
+    public var method: String
+    public var path: String
+    public var headers: [(String, String)]
+
+    public init(method: String = "GET", path: String, headers: [(String, String)] = []) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+    }
+
+    /// The first header named `name`, case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+    }
+}
+
+/// What the service answers.
+public struct ServiceResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: Data
+
+    public init(status: Int, headers: [(String, String)], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first header named `name`, case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+    }
+
+    /// A plain-text error, cacheable for `maxAge` seconds.
+    static func error(_ status: Int, _ message: String, maxAge: Int, extraHeaders: [(String, String)] = []) -> ServiceResponse {
+        ServiceResponse(
+            status: status,
+            headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "public, max-age=\(maxAge)")] + extraHeaders,
+            body: Data((message + "\n").utf8)
+        )
+    }
+
+    /// The answer to HEAD: the same status and headers, the length the body would have.
+    func withoutBody() -> ServiceResponse {
+        var copy = self
+        copy.headers.append(("Content-Length", String(body.count)))
+        copy.body = Data()
+        return copy
+    }
+}
+
+/// A failure with the status it is answered with.
+struct ServiceError: Error {
+    var status: Int
+    var message: String
+    var headers: [(String, String)] = []
+
+    init(status: Int, message: String, headers: [(String, String)] = []) {
+        self.status = status
+        self.message = message
+        self.headers = headers
+    }
+
+    init(refusal: SourceRefusal) {
+        switch refusal {
+        case .badURL(let text): self.init(status: 400, message: "bad source: \(text)")
+        case .notAllowed(let text), .refusedAddress(let text): self.init(status: 403, message: "source refused: \(text)")
+        case .unresolvable(let text): self.init(status: 502, message: "source unreachable: \(text)")
+        }
+    }
+
+    /// The status a pipeline failure is answered with: the source's own
+    /// 404 or 410, 413 for what is too large, 415 for what is not an image,
+    /// 422 for an image that does not decode, 502 and 504 for a source that
+    /// fails or times out. Never 500.
+    init(_ error: ImagePipeline.Error) {
+        switch error {
+        case .invalidRequest(_, let reason): self.init(status: 400, message: "bad source: \(reason)")
+        case .sourceRefused(_, let reason): self.init(status: 403, message: "source refused: \(reason)")
+        case .httpStatus(let code, let url) where code == 404 || code == 410:
+            self.init(status: code, message: "the source answered \(code): \(url.absoluteString)")
+        case .httpStatus(let code, let url): self.init(status: 502, message: "the source answered \(code): \(url.absoluteString)")
+        case .network(let url, let underlying) where underlying.code == .timedOut:
+            self.init(status: 504, message: "the source timed out: \(url.absoluteString)")
+        case .network(_, let underlying): self.init(status: 502, message: "the source failed: \(underlying)")
+        case .dataTooLarge(_, let limit): self.init(status: 413, message: "the source is larger than \(limit) bytes")
+        case .decodingFailed(_, let underlying):
+            switch underlying.code {
+            case .unsupportedFormat: self.init(status: 415, message: "the source is not an image: \(underlying)")
+            case .tooManyPixels, .tooManyFrames: self.init(status: 413, message: "the source is too large: \(underlying)")
+            case .corrupt: self.init(status: 422, message: "the source does not decode: \(underlying)")
+            }
+        case .processingFailed(_, let processor): self.init(status: 422, message: "processing failed: \(processor)")
+        case .dataProviderFailed(_, let underlying): self.init(status: 502, message: "the source failed: \(underlying)")
+        case .notCached: self.init(status: 504, message: "the source is not cached and may not be fetched")
+        case .cancelled: self.init(status: 503, message: "the request was cancelled")
+        }
+    }
+}

@@ -1,0 +1,195 @@
+import Crypto
+import Foundation
+import Imago
+import Logging
+
+/// The image service without its HTTP server: a request's method, raw path
+/// and headers in, a status, headers and body out. `imago serve` puts it
+/// behind Hummingbird; tests call it directly too.
+///
+/// `GET /{signature}/{options}/{source}`: the signature checked, the options
+/// bounded, the source checked against the ``SourcePolicy`` (and its
+/// addresses, at every connection, by the loader's ``PolicySourceGuard``),
+/// then the pipeline loads, decodes at the needed scale, processes, and the
+/// result is encoded in the negotiated format.
+public final class ImageService: Sendable {
+    public let configuration: Configuration
+    let pipeline: ImagePipeline
+    private let logger: Logger
+
+    /// A service with its own pipeline: a guarded HTTP loader, a memory
+    /// cache, and a disk cache of the sources in `configuration.cacheFolder`.
+    public convenience init(configuration: Configuration, logger: Logger = Logger(label: "imago.serve")) throws {
+        let loader = HTTPDataLoader(configuration: .init(
+            requestTimeout: configuration.sourceTimeout,
+            maximumResponseSize: configuration.maximumSourceSize,
+            userAgent: "Imago",
+            sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
+        ))
+        let dataCache = try configuration.cacheFolder.map { try DiskCache(path: $0) }
+        let pipeline = ImagePipeline(configuration: .init(
+            dataLoader: loader,
+            dataCache: dataCache,
+            maximumPixelCount: configuration.maximumPixelCount,
+            maximumFrameCount: configuration.maximumFrameCount,
+            // One attempt: the client (a browser, a CDN) decides on retries,
+            // and a request's time is bounded by the source timeout alone.
+            retryPolicy: RetryPolicy(maximumAttempts: 1),
+            logger: logger
+        ))
+        self.init(configuration: configuration, pipeline: pipeline, logger: logger)
+    }
+
+    /// A service over a pipeline of the caller's (tests).
+    public init(configuration: Configuration, pipeline: ImagePipeline, logger: Logger = Logger(label: "imago.serve")) {
+        self.configuration = configuration
+        self.pipeline = pipeline
+        self.logger = logger
+    }
+
+    /// Answers one request; never throws: every failure is a status with a
+    /// plain-text body saying what went wrong.
+    public func respond(to request: ServiceRequest) async -> ServiceResponse {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return .error(405, "only GET and HEAD are served", maxAge: configuration.errorMaxAge, extraHeaders: [("Allow", "GET, HEAD")])
+        }
+        let response: ServiceResponse
+        switch request.path {
+        case "/health": response = ServiceResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")], body: Data("ok\n".utf8))
+        case "/", "/favicon.ico": response = .error(404, "not found: image URLs are /{signature}/{options}/{source}", maxAge: configuration.errorMaxAge)
+        default:
+            do {
+                response = try await image(for: request)
+            } catch {
+                response = .error(error.status, error.message, maxAge: configuration.errorMaxAge, extraHeaders: error.headers)
+            }
+        }
+        return request.method == "HEAD" ? response.withoutBody() : response
+    }
+
+    // MARK: Images
+
+    private func image(for request: ServiceRequest) async throws(ServiceError) -> ServiceResponse {
+        let path: ImageURLPath
+        let options: ProcessingOptions
+        do {
+            path = try ImageURLPath(request.path)
+            try checkSignature(path)
+            options = try ProcessingOptions(segments: path.options, presets: configuration.presets)
+        } catch let error as PathError {
+            throw ServiceError(status: 400, message: error.description)
+        } catch let error as OptionError {
+            throw ServiceError(status: 400, message: error.description)
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError(status: 400, message: "\(error)")
+        }
+        let url: URL
+        do {
+            url = try configuration.sourcePolicy.check(url: path.source)
+        } catch {
+            throw ServiceError(refusal: error)
+        }
+        let accept = request.header("Accept") ?? ""
+        let format = try Self.outputFormat(options.format, accept: accept)
+        let image = try await load(url, options: options)
+        let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)
+        let encoded = try encode(image, format: resolved, quality: options.quality)
+        let etag = "\"" + SHA256.hash(data: encoded).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        var headers: [(String, String)] = [
+            ("Content-Type", resolved.mediaType),
+            ("Cache-Control", "public, max-age=\(configuration.maxAge)"),
+            ("ETag", etag),
+        ]
+        if options.format == .auto { headers.append(("Vary", "Accept")) }
+        if let match = request.header("If-None-Match"), match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+            return ServiceResponse(status: 304, headers: headers, body: Data())
+        }
+        return ServiceResponse(status: 200, headers: headers, body: encoded)
+    }
+
+    private func checkSignature(_ path: ImageURLPath) throws(ServiceError) {
+        if path.signature == "unsafe" {
+            guard configuration.allowsUnsigned else { throw ServiceError(status: 403, message: "unsigned URLs are not accepted by this server") }
+            return
+        }
+        guard let signing = configuration.signing else {
+            throw ServiceError(status: 403, message: "this server has no signing keys: only unsigned (unsafe) URLs, if allowed")
+        }
+        guard signing.isValid(signature: path.signature, for: path.signedPath) else {
+            throw ServiceError(status: 403, message: "invalid signature")
+        }
+    }
+
+    /// The pipeline's request for `options`: the decode scaled toward the
+    /// box, then the processors in a fixed order.
+    private func load(_ url: URL, options: ProcessingOptions) async throws(ServiceError) -> Image {
+        var targetSize: ImageSize?
+        var contentMode = ContentMode.fit
+        var processors: [any ImageProcessing] = []
+        if options.width > 0 || options.height > 0 {
+            let bothSides = options.width > 0 && options.height > 0
+            let box = ImageSize(
+                width: options.width > 0 ? options.width : ProcessingOptions.Bounds.side.upperBound,
+                height: options.height > 0 ? options.height : ProcessingOptions.Bounds.side.upperBound
+            )
+            targetSize = box
+            if bothSides, options.fit != .fit {
+                contentMode = .fill
+                if options.fit == .crop { processors.append(.resize(to: box, contentMode: .fill, crop: true)) }
+            }
+        }
+        if options.grayscale { processors.append(.grayscale) }
+        if options.blur > 0 { processors.append(.gaussianBlur(radius: Double(options.blur))) }
+        if options.cornerRadius > 0 { processors.append(.roundedCorners(radius: Double(options.cornerRadius))) }
+        let request = ImageRequest(url: url, targetSize: targetSize, contentMode: contentMode, processors: processors)
+        do {
+            return try await pipeline.image(for: request).image
+        } catch {
+            throw ServiceError(error)
+        }
+    }
+
+    /// The format to answer in: an explicit one, or for `auto` WebP when
+    /// the client accepts it, else JPEG (PNG for images with alpha).
+    static func outputFormat(_ format: ProcessingOptions.Format, accept: String) throws(ServiceError) -> OutputFormat {
+        switch format {
+        case .jpeg: return .jpeg
+        case .png: return .png
+        case .webp: return .webp
+        case .avif: throw ServiceError(status: 400, message: "bad option \"f:avif\": AVIF output is not available yet; use f:auto, webp, jpeg or png")
+        case .auto: return accept.lowercased().contains("image/webp") ? .webp : .jpegOrPNG
+        }
+    }
+
+    private func encode(_ image: Image, format: OutputFormat, quality: Int) throws(ServiceError) -> Data {
+        let encoder: any ImageEncoding = switch format {
+        case .png: PNGEncoder()
+        case .webp: WebPEncoder(quality: Float(quality))
+        default: JPEGEncoder(quality: quality)
+        }
+        do {
+            return try encoder.encode(image)
+        } catch {
+            throw ServiceError(status: 422, message: "the image could not be encoded: \(error)")
+        }
+    }
+}
+
+/// An answer's format; `jpegOrPNG` is settled by the image's alpha.
+enum OutputFormat: Sendable, Equatable {
+    case jpeg, png, webp, jpegOrPNG
+
+    func resolved(hasAlpha: Bool) -> OutputFormat {
+        self == .jpegOrPNG ? (hasAlpha ? .png : .jpeg) : self
+    }
+
+    var mediaType: String {
+        switch self {
+        case .jpeg, .jpegOrPNG: "image/jpeg"
+        case .png: "image/png"
+        case .webp: "image/webp"
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+@testable import Imago
+import ImagoCodecFixtures
+import ImagoSandbox
+import Testing
+
+@testable import ImagoServer
+
+/// The service without its HTTP server, against a source server on
+/// 127.0.0.2 (the one opened network) that misbehaves on request.
+@Suite("Image service: signing, formats, statuses, conditional requests, HEAD")
+struct ImageServiceTests {
+    static let signing = try! URLSigning(hexKeys: "a1b2c3d4", hexSalts: "0f0e")
+
+    /// A service whose sources are on `server`, unsigned URLs allowed unless `signedOnly`.
+    /// Its source cache is in `folder`, which the test keeps alive.
+    static func service(in folder: TemporaryFolder, signedOnly: Bool = false, sourceTimeout: Duration = .seconds(30)) -> ImageService {
+        let configuration = ImageService.Configuration(
+            signing: signing,
+            allowsUnsigned: !signedOnly,
+            sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
+            cacheFolder: folder.path,
+            sourceTimeout: sourceTimeout
+        )
+        return try! ImageService(configuration: configuration)
+    }
+
+    static let cacheable: [(String, String)] = [("Cache-Control", "max-age=3600")]
+
+    static func path(_ options: String, _ source: URL, signature: String = "unsafe") -> String {
+        let rest = "/" + (options.isEmpty ? "" : options + "/") + URLSigning.base64URL(Array(source.absoluteString.utf8))
+        return "/" + (signature == "sign" ? signing.signature(for: rest) : signature) + rest
+    }
+
+    static func decoded(_ response: ServiceResponse) throws -> Image {
+        try ImagePipeline.decode(response.body, options: ImageDecodingOptions(), decoders: ImagePipeline.Configuration(trimsMemoryOnPressure: false).decoders)
+    }
+
+    @Test("thumbnails in the negotiated format: WebP when accepted, else JPEG (PNG with alpha); explicit formats do not vary")
+    func formats() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute("/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder(quality: 90).encode(FormatFixtures.quadrants(width: 400, height: 300))))
+        server.setRoute("/alpha.png", .init(headers: Self.cacheable, body: try PNGEncoder().encode(FormatFixtures.quadrants(width: 400, height: 300, alpha: true))))
+        let folder = TemporaryFolder()
+        let service = Self.service(in: folder)
+        let cases: [(String, String, String, String, Bool)] = [
+            ("/photo.jpg", "w:100", "image/avif,image/webp,*/*", "image/webp", true),
+            ("/photo.jpg", "w:100", "image/jpeg,*/*", "image/jpeg", true),
+            ("/alpha.png", "w:100", "", "image/png", true),
+            ("/photo.jpg", "w:100/f:png", "image/webp", "image/png", false),
+            ("/photo.jpg", "w:100/f:jpeg", "image/webp", "image/jpeg", false),
+        ]
+        for (source, options, accept, type, varies) in cases {
+            let response = await service.respond(to: ServiceRequest(path: Self.path(options, server.url(source)), headers: [("Accept", accept)]))
+            #expect(response.status == 200, "\(source) \(options): \(String(decoding: response.body, as: UTF8.self))")
+            #expect(response.header("Content-Type") == type, "\(source) \(options) \(accept)")
+            #expect((response.header("Vary") == "Accept") == varies)
+            let image = try Self.decoded(response)
+            #expect(image.size == ImageSize(width: 100, height: 75))
+            #expect(FormatFixtures.showsQuadrants(image, alpha: source == "/alpha.png", tolerance: 24))
+        }
+        // Fit, fill and crop.
+        for (options, size) in [("w:100/h:100", (100, 75)), ("w:100/h:100/fit:fill", (133, 100)), ("w:100/h:100/fit:crop", (100, 100))] {
+            let response = await service.respond(to: ServiceRequest(path: Self.path(options + "/f:png", server.url("/photo.jpg"))))
+            #expect(try Self.decoded(response).size == ImageSize(width: size.0, height: size.1), "\(options)")
+        }
+        // The source, fresh for an hour, was downloaded once for all of these.
+        #expect(server.requestCount("/photo.jpg") == 1)
+        try await server.shutdown()
+    }
+
+    @Test("signing: signed URLs pass; tampered, unsigned and foreign ones are 403")
+    func signing() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants())))
+        let folder = TemporaryFolder()
+        let service = Self.service(in: folder, signedOnly: true)
+        let signed = Self.path("w:32", server.url("/photo.jpg"), signature: "sign")
+        #expect(await service.respond(to: ServiceRequest(path: signed)).status == 200)
+        let tampered = signed.replacingOccurrences(of: "w:32", with: "w:33")
+        let unsigned = Self.path("w:32", server.url("/photo.jpg"))
+        let foreign = Self.path("w:32", server.url("/photo.jpg"), signature: try URLSigning(hexKeys: "00", hexSalts: "").signature(for: "/w:32"))
+        for path in [tampered, unsigned, foreign] {
+            let response = await service.respond(to: ServiceRequest(path: path))
+            #expect(response.status == 403, "\(path)")
+            #expect(String(decoding: response.body, as: UTF8.self).contains("signature") || String(decoding: response.body, as: UTF8.self).contains("unsigned"))
+        }
+        try await server.shutdown()
+    }
+
+    @Test("every failure has its status and says why; none is a 500")
+    func statuses() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        let refused = try await TestImageServer.start(host: "127.0.0.1")
+        let jpeg = try JPEGEncoder().encode(FormatFixtures.quadrants())
+        server.setRoute("/html", .htmlErrorPage)
+        server.setRoute("/gone", .init(status: 410))
+        server.setRoute("/broken", .init(status: 500))
+        server.setRoute("/garbage", .garbage(count: 4_000))
+        server.setRoute("/truncated.jpg", .init(body: jpeg.prefix(40)))
+        server.setRoute("/slow", .init(body: jpeg, behaviour: .drip(chunkSize: 100, interval: .seconds(5))))
+        server.setRoute("/reset", .init(behaviour: .reset))
+        var huge = jpeg
+        let frame = try #require(huge.indices.dropLast().first { huge[$0] == 0xFF && huge[$0 + 1] == 0xC0 })
+        for (offset, byte) in [UInt8(0xEA), 0x60, 0xEA, 0x60].enumerated() { huge[frame + 5 + offset] = byte }
+        server.setRoute("/huge.jpg", .init(body: huge))
+        let folder = TemporaryFolder()
+        let service = Self.service(in: folder, sourceTimeout: .seconds(2))
+        let cases: [(String, Int, String)] = [
+            (Self.path("w:9999", server.url("/x.jpg")), 400, "w:9999"),
+            (Self.path("w:10", URL(string: "file:///etc/passwd")!), 400, "scheme"),
+            (Self.path("w:10", refused.url("/a.jpg")), 403, "loopback"),
+            (Self.path("w:10", server.url("/missing")), 404, "404"),
+            (Self.path("w:10", server.url("/gone")), 410, "410"),
+            (Self.path("w:10", server.url("/broken")), 502, "500"),
+            (Self.path("w:10", server.url("/reset")), 502, "source"),
+            (Self.path("w:10", server.url("/html")), 415, "HTML"),
+            (Self.path("w:10", server.url("/garbage")), 415, "not an image"),
+            (Self.path("w:10", server.url("/truncated.jpg")), 422, "does not decode"),
+            (Self.path("w:10", server.url("/huge.jpg")), 413, "60000x60000"),
+            (Self.path("w:10", server.url("/slow")), 504, "timed out"),
+            ("/unsafe/w:10", 400, "source"),
+            ("/unsafe/w:10/plain/", 400, "source"),
+        ]
+        for (path, status, says) in cases {
+            let response = await service.respond(to: ServiceRequest(path: path))
+            let text = String(decoding: response.body, as: UTF8.self)
+            #expect(response.status == status, "\(path): \(text)")
+            #expect(text.contains(says), "\(path): \(text)")
+            #expect(response.header("Cache-Control") == "public, max-age=10")
+        }
+        #expect(refused.connectionCount == 0)
+        #expect(await service.respond(to: ServiceRequest(method: "POST", path: "/health")).status == 405)
+        #expect(await service.respond(to: ServiceRequest(path: "/health")).status == 200)
+        try await server.shutdown()
+        try await refused.shutdown()
+    }
+
+    @Test("HEAD answers like GET without the body; a matching If-None-Match is a 304; options never share bytes")
+    func conditionalAndHead() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
+        let folder = TemporaryFolder()
+        let service = Self.service(in: folder)
+        let path = Self.path("w:50/f:webp", server.url("/photo.jpg"))
+        let get = await service.respond(to: ServiceRequest(path: path))
+        let head = await service.respond(to: ServiceRequest(method: "HEAD", path: path))
+        #expect(head.status == 200 && head.body.isEmpty)
+        #expect(head.header("Content-Length") == String(get.body.count))
+        #expect(head.header("ETag") == get.header("ETag") && get.header("ETag") != nil)
+        let etag = try #require(get.header("ETag"))
+        let notModified = await service.respond(to: ServiceRequest(path: path, headers: [("If-None-Match", "\"other\", \(etag)")]))
+        #expect(notModified.status == 304 && notModified.body.isEmpty)
+        #expect(await service.respond(to: ServiceRequest(path: path, headers: [("If-None-Match", "\"other\"")])).status == 200)
+
+        // Requests that differ in any option or format get different bytes.
+        var seen: [String: String] = [:]
+        for options in ["w:50/f:webp", "w:51/f:webp", "w:50/f:png", "w:50/f:webp/gray", "w:50/f:webp/blur:2", "w:50/f:webp/r:5", "w:50/f:webp/q:40", "w:50/h:50/fit:crop/f:webp"] {
+            let response = await service.respond(to: ServiceRequest(path: Self.path(options, server.url("/photo.jpg"))))
+            let tag = try #require(response.header("ETag"))
+            #expect(seen[tag] == nil, "\(options) shares bytes with \(seen[tag] ?? "")")
+            seen[tag] = options
+        }
+        try await server.shutdown()
+    }
+}
