@@ -34,6 +34,8 @@ let package = Package(
         // decompression limit type (gzip/deflate bodies, gzip-bomb guard).
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // Codecs from Debian's packages.
@@ -82,7 +84,10 @@ let package = Package(
             dependencies: [
                 "Imago",
                 "ImagoSandbox",
+                "ImagoServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -90,6 +95,9 @@ let package = Package(
             dependencies: [
                 "Imago",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Child process for the crash-consistency tests: stores entries until it is killed.
@@ -100,7 +108,13 @@ let package = Package(
             // own behaviour (TurboJPEG's decoding, libavif's strict checks).
             dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif"]
         ),
-        .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer", "ImagoSandbox", "ImagoCodecFixtures"]),
+        .testTarget(
+            name: "ImagoServerTests",
+            dependencies: [
+                "ImagoServer", "ImagoSandbox", "ImagoCodecFixtures",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

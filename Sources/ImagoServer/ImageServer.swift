@@ -1,0 +1,65 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// `imago serve`: the ``ImageService`` behind Hummingbird's HTTP/1.1 server,
+/// with an access log line per request. Run it with `runService()`, which
+/// stops gracefully on SIGTERM or SIGINT: no new connections, the requests
+/// in flight answered, then exit.
+public enum ImageServer {
+    /// The application serving `service` on `host`:`port`.
+    public static func application(
+        service: ImageService, host: String, port: Int, logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let responder = CallbackResponder { (request: Request, _: BasicRequestContext) -> Response in
+            await respond(to: request, service: service, logger: logger)
+        }
+        return Application(
+            responder: responder,
+            configuration: .init(address: .hostname(host, port: port), serverName: "Imago"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+            logger: logger
+        )
+    }
+
+    static func respond(to request: Request, service: ImageService, logger: Logger) async -> Response {
+        let start = ContinuousClock.now
+        let requestID = request.headers[values: .init("X-Request-ID")!].first.flatMap(Self.wellFormedRequestID) ?? UUID().uuidString
+        let answer = await service.respond(to: ServiceRequest(
+            method: request.method.rawValue,
+            path: request.uri.path,
+            headers: request.headers.map { ($0.name.rawName, $0.value) }
+        ))
+        var fields = HTTPFields()
+        for (name, value) in answer.headers + [("X-Request-ID", requestID)] {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        let elapsed = start.duration(to: .now)
+        logger.info("\(request.method.rawValue) \(request.uri.path) \(answer.status)", metadata: [
+            "status": "\(answer.status)",
+            "bytes": "\(answer.header("Content-Length") ?? String(answer.body.count))",
+            "ms": "\(String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))",
+            "request_id": "\(requestID)",
+        ])
+        let body = answer.body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
+        return Response(status: HTTPResponse.Status(code: answer.status), headers: fields, body: body)
+    }
+
+    /// A client's request id, if it is short and plain (letters, digits,
+    /// `-`, `_`, `.`), so that it can go into logs as it is.
+    static func wellFormedRequestID(_ value: String) -> String? {
+        guard (1...128).contains(value.utf8.count),
+              value.utf8.allSatisfy({ $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") })
+        else { return nil }
+        return value
+    }
+}
+
+extension UInt8 {
+    fileprivate var isASCIIAlphanumeric: Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import HummingbirdTesting
+import Imago
+import ImagoCodecFixtures
+import ImagoSandbox
+import Logging
+import Testing
+
+@testable import ImagoServer
+
+@Suite("imago serve over HTTP: HEAD, request ids, statuses on the wire")
+struct ImageServerHTTPTests {
+    @Test("a real socket: HEAD keeps the length, a plain X-Request-ID is echoed, a malformed one replaced")
+    func overHTTP() async throws {
+        let source = try await TestImageServer.start(host: "127.0.0.2")
+        source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
+        let folder = TemporaryFolder()
+        let service = ImageServiceTests.service(in: folder)
+        let app = ImageServer.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
+        let path = ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg"))
+        try await app.test(.live) { client in
+            let get = try await client.execute(uri: path, method: .get, headers: [.init("X-Request-ID")!: "abc-123"])
+            #expect(get.status.code == 200)
+            #expect(get.headers[.init("X-Request-ID")!] == "abc-123")
+            let length = try #require(get.headers[.contentLength])
+            #expect(Int(length) == get.body.readableBytes)
+            let head = try await client.execute(uri: path, method: .head, headers: [.init("X-Request-ID")!: "bad id\u{7f}"])
+            #expect(head.status.code == 200 && head.body.readableBytes == 0)
+            #expect(head.headers[.contentLength] == length)
+            #expect(head.headers[.init("X-Request-ID")!] != "bad id\u{7f}" && head.headers[.init("X-Request-ID")!] != nil)
+            let refused = try await client.execute(uri: "/unsafe/w:60/plain/file:///etc/passwd", method: .get)
+            #expect(refused.status.code == 400)
+            #expect(String(buffer: refused.body).contains("scheme file"))
+        }
+        try await source.shutdown()
+    }
+
+    @Test("request ids: plain ones are kept, anything else is not")
+    func requestIDs() {
+        #expect(ImageServer.wellFormedRequestID("A-b_c.9") == "A-b_c.9")
+        for bad in ["", "a b", "a\nb", String(repeating: "x", count: 129), "é"] {
+            #expect(ImageServer.wellFormedRequestID(bad) == nil, "\(bad)")
+        }
+    }
+}
