@@ -3,6 +3,8 @@ import Foundation
 import Hummingbird
 import ImagoServer
 import Logging
+import Metrics
+import Prometheus
 
 /// `imago serve`: the image service. Every flag has an `IMAGO_*` variable;
 /// the signing secrets are variables only, so they never show in `ps`.
@@ -45,10 +47,13 @@ struct ServeCommand: AsyncParsableCommand {
         )
         var logger = Logger(label: "imago.serve")
         logger.logLevel = .info
+        // One registry for the service's metrics and the pipeline's (swift-metrics).
+        let metrics = ServiceMetrics()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
         let service: ImageService
         do {
             try FileManager.default.createDirectory(atPath: settings.configuration.cacheFolder ?? ".", withIntermediateDirectories: true)
-            service = try ImageService(configuration: settings.configuration, logger: logger)
+            service = try ImageService(configuration: settings.configuration, metrics: metrics, logger: logger)
         } catch {
             Terminal.error("cannot use the cache folder: \(error)")
             throw ExitCode(ExitStatus.cacheUnavailable)

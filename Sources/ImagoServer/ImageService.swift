@@ -14,12 +14,16 @@ import Logging
 /// result is encoded in the negotiated format.
 public final class ImageService: Sendable {
     public let configuration: Configuration
+    /// What `/metrics` prints.
+    public let metrics: ServiceMetrics
     let pipeline: ImagePipeline
     private let logger: Logger
 
     /// A service with its own pipeline: a guarded HTTP loader, a memory
     /// cache, and a disk cache of the sources in `configuration.cacheFolder`.
-    public convenience init(configuration: Configuration, logger: Logger = Logger(label: "imago.serve")) throws {
+    public convenience init(
+        configuration: Configuration, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger = Logger(label: "imago.serve")
+    ) throws {
         let loader = HTTPDataLoader(configuration: .init(
             requestTimeout: configuration.sourceTimeout,
             maximumResponseSize: configuration.maximumSourceSize,
@@ -37,25 +41,34 @@ public final class ImageService: Sendable {
             retryPolicy: RetryPolicy(maximumAttempts: 1),
             logger: logger
         ))
-        self.init(configuration: configuration, pipeline: pipeline, logger: logger)
+        self.init(configuration: configuration, pipeline: pipeline, metrics: metrics, logger: logger)
     }
 
     /// A service over a pipeline of the caller's (tests).
-    public init(configuration: Configuration, pipeline: ImagePipeline, logger: Logger = Logger(label: "imago.serve")) {
+    public init(
+        configuration: Configuration, pipeline: ImagePipeline, metrics: ServiceMetrics = ServiceMetrics(),
+        logger: Logger = Logger(label: "imago.serve")
+    ) {
         self.configuration = configuration
         self.pipeline = pipeline
+        self.metrics = metrics
         self.logger = logger
     }
 
     /// Answers one request; never throws: every failure is a status with a
     /// plain-text body saying what went wrong.
     public func respond(to request: ServiceRequest) async -> ServiceResponse {
-        guard request.method == "GET" || request.method == "HEAD" else {
-            return .error(405, "only GET and HEAD are served", maxAge: configuration.errorMaxAge, extraHeaders: [("Allow", "GET, HEAD")])
-        }
+        let end = metrics.begin()
         let response: ServiceResponse
         switch request.path {
+        case _ where request.method != "GET" && request.method != "HEAD":
+            response = .error(405, "only GET and HEAD are served", maxAge: configuration.errorMaxAge, extraHeaders: [("Allow", "GET, HEAD")])
         case "/health": response = ServiceResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")], body: Data("ok\n".utf8))
+        case "/metrics":
+            response = ServiceResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")],
+                body: Data(metrics.exposition().utf8)
+            )
         case "/", "/favicon.ico": response = .error(404, "not found: image URLs are /{signature}/{options}/{source}", maxAge: configuration.errorMaxAge)
         default:
             do {
@@ -64,6 +77,7 @@ public final class ImageService: Sendable {
                 response = .error(error.status, error.message, maxAge: configuration.errorMaxAge, extraHeaders: error.headers)
             }
         }
+        end(response.status)
         return request.method == "HEAD" ? response.withoutBody() : response
     }
 

@@ -132,6 +132,13 @@ struct ImageServiceTests {
         #expect(refused.connectionCount == 0)
         #expect(await service.respond(to: ServiceRequest(method: "POST", path: "/health")).status == 405)
         #expect(await service.respond(to: ServiceRequest(path: "/health")).status == 200)
+        // Every answer above is counted by status.
+        let metrics = String(decoding: await service.respond(to: ServiceRequest(path: "/metrics")).body, as: UTF8.self)
+        for (status, count) in [(400, 4), (403, 1), (404, 1), (405, 1), (410, 1), (413, 1), (415, 2), (422, 1), (502, 2), (504, 1), (200, 1)] {
+            #expect(metrics.contains("imago_http_requests_total{status=\"\(status)\"} \(count)"), "\(status) × \(count) in\n\(metrics)")
+        }
+        #expect(metrics.contains("imago_http_request_duration_seconds_count"))
+        #expect(metrics.contains("imago_http_requests_in_flight 1"))
         try await server.shutdown()
         try await refused.shutdown()
     }
