@@ -14,7 +14,7 @@ struct ImageServerHTTPTests {
     func overHTTP() async throws {
         let source = try await TestImageServer.start(host: "127.0.0.2")
         source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let service = ImageServiceTests.service(in: folder)
         let app = ImageServer.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
         let path = ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg"))

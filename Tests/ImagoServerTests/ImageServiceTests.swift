@@ -14,7 +14,7 @@ struct ImageServiceTests {
 
     /// A service whose sources are on `server`, unsigned URLs allowed unless `signedOnly`.
     /// Its source cache is in `folder`, which the test keeps alive.
-    static func service(in folder: TemporaryFolder, signedOnly: Bool = false, sourceTimeout: Duration = .seconds(30)) -> ImageService {
+    static func service(in folder: TemporaryDirectory, signedOnly: Bool = false, sourceTimeout: Duration = .seconds(30)) -> ImageService {
         let configuration = ImageService.Configuration(
             signing: signing,
             allowsUnsigned: !signedOnly,
@@ -41,7 +41,7 @@ struct ImageServiceTests {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         server.setRoute("/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder(quality: 90).encode(FormatFixtures.quadrants(width: 400, height: 300))))
         server.setRoute("/alpha.png", .init(headers: Self.cacheable, body: try PNGEncoder().encode(FormatFixtures.quadrants(width: 400, height: 300, alpha: true))))
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let service = Self.service(in: folder)
         let cases: [(String, String, String, String, Bool)] = [
             ("/photo.jpg", "w:100", "image/avif,image/webp,*/*", "image/webp", true),
@@ -73,7 +73,7 @@ struct ImageServiceTests {
     func signing() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants())))
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let service = Self.service(in: folder, signedOnly: true)
         let signed = Self.path("w:32", server.url("/photo.jpg"), signature: "sign")
         #expect(await service.respond(to: ServiceRequest(path: signed)).status == 200)
@@ -104,7 +104,7 @@ struct ImageServiceTests {
         let frame = try #require(huge.indices.dropLast().first { huge[$0] == 0xFF && huge[$0 + 1] == 0xC0 })
         for (offset, byte) in [UInt8(0xEA), 0x60, 0xEA, 0x60].enumerated() { huge[frame + 5 + offset] = byte }
         server.setRoute("/huge.jpg", .init(body: huge))
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let service = Self.service(in: folder, sourceTimeout: .seconds(2))
         let cases: [(String, Int, String)] = [
             (Self.path("w:9999", server.url("/x.jpg")), 400, "w:9999"),
@@ -147,7 +147,7 @@ struct ImageServiceTests {
     func conditionalAndHead() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let service = Self.service(in: folder)
         let path = Self.path("w:50/f:webp", server.url("/photo.jpg"))
         let get = await service.respond(to: ServiceRequest(path: path))

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoSandbox
 import Testing
 
 @testable import Imago

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoSandbox
 
 /// `data` compressed by the system's gzip (part of every Debian system), for
 /// Content-Encoding tests: the tests make their compressed bodies rather than

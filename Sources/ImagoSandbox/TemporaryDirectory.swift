@@ -1,11 +1,13 @@
 import Foundation
 
 /// A fresh folder under the system's temporary directory, removed when the
-/// value is released.
-final class TemporaryDirectory: Sendable {
-    let path: String
+/// value is released: for tests and benchmarks.
+public final class TemporaryDirectory: Sendable {
+    /// The folder's path.
+    public let path: String
 
-    init(_ label: String = "imago-tests") {
+    /// Creates `<tmp>/<label>-<UUID>`.
+    public init(_ label: String = "imago-tests") {
         path = NSTemporaryDirectory() + "\(label)-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
@@ -14,7 +16,8 @@ final class TemporaryDirectory: Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    func appending(_ name: String) -> String {
+    /// The path of `name` inside the folder.
+    public func appending(_ name: String) -> String {
         path + "/" + name
     }
 }
