@@ -27,6 +27,14 @@ extension ImageService {
         public var maximumFrameCount: Int
         /// A source's whole download. Default: 30 s.
         public var sourceTimeout: Duration
+        /// Transformations (download, decode, process, encode) running at
+        /// once. Default: the number of processors.
+        public var maximumConcurrentTransformations: Int
+        /// Requests waiting for a transformation slot; beyond them, 429.
+        /// Default: 64.
+        public var queueCapacity: Int
+        /// The longest wait for a slot before a 503. Default: 10 s.
+        public var queueTimeout: Duration
 
         public init(
             signing: URLSigning? = nil,
@@ -39,7 +47,10 @@ extension ImageService {
             maximumSourceSize: Int = 50 << 20,
             maximumPixelCount: Int = 50_000_000,
             maximumFrameCount: Int = 1_000,
-            sourceTimeout: Duration = .seconds(30)
+            sourceTimeout: Duration = .seconds(30),
+            maximumConcurrentTransformations: Int = ProcessInfo.processInfo.activeProcessorCount,
+            queueCapacity: Int = 64,
+            queueTimeout: Duration = .seconds(10)
         ) {
             self.signing = signing
             self.allowsUnsigned = allowsUnsigned
@@ -52,6 +63,9 @@ extension ImageService {
             self.maximumPixelCount = maximumPixelCount
             self.maximumFrameCount = maximumFrameCount
             self.sourceTimeout = sourceTimeout
+            self.maximumConcurrentTransformations = maximumConcurrentTransformations
+            self.queueCapacity = queueCapacity
+            self.queueTimeout = queueTimeout
         }
     }
 }

@@ -17,6 +17,7 @@ public final class ImageService: Sendable {
     /// What `/metrics` prints.
     public let metrics: ServiceMetrics
     let pipeline: ImagePipeline
+    private let admission: AdmissionControl
     private let logger: Logger
 
     /// A service with its own pipeline: a guarded HTTP loader, a memory
@@ -53,6 +54,9 @@ public final class ImageService: Sendable {
         self.pipeline = pipeline
         self.metrics = metrics
         self.logger = logger
+        admission = AdmissionControl(
+            limit: configuration.maximumConcurrentTransformations, queueCapacity: configuration.queueCapacity, queueTimeout: configuration.queueTimeout
+        )
     }
 
     /// Answers one request; never throws: every failure is a status with a
@@ -67,7 +71,7 @@ public final class ImageService: Sendable {
         case "/metrics":
             response = ServiceResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")],
-                body: Data(metrics.exposition().utf8)
+                body: Data(metrics.exposition(queueLength: admission.queueLength).utf8)
             )
         case "/", "/favicon.ico": response = .error(404, "not found: image URLs are /{signature}/{options}/{source}", maxAge: configuration.errorMaxAge)
         default:
@@ -107,9 +111,11 @@ public final class ImageService: Sendable {
         }
         let accept = request.header("Accept") ?? ""
         let format = try Self.outputFormat(options.format, accept: accept)
-        let image = try await load(url, options: options)
-        let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)
-        let encoded = try encode(image, format: resolved, quality: options.quality)
+        let (resolved, encoded) = try await admission.run { () throws(ServiceError) in
+            let image = try await load(url, options: options)
+            let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)
+            return (resolved, try encode(image, format: resolved, quality: options.quality))
+        }
         let etag = "\"" + SHA256.hash(data: encoded).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
         var headers: [(String, String)] = [
             ("Content-Type", resolved.mediaType),

@@ -33,6 +33,10 @@ public final class ServiceMetrics: Sendable {
         }
     }
 
-    /// The Prometheus text exposition of everything in the registry.
-    public func exposition() -> String { registry.emitToString() }
+    /// The Prometheus text exposition of everything in the registry, with
+    /// the transformation queue's length as it is now.
+    func exposition(queueLength: Int) -> String {
+        registry.makeGauge(name: "imago_transformation_queue_length", help: "Requests waiting for a transformation slot").set(to: Double(queueLength))
+        return registry.emitToString()
+    }
 }

@@ -14,13 +14,19 @@ struct ImageServiceTests {
 
     /// A service whose sources are on `server`, unsigned URLs allowed unless `signedOnly`.
     /// Its source cache is in `folder`, which the test keeps alive.
-    static func service(in folder: TemporaryDirectory, signedOnly: Bool = false, sourceTimeout: Duration = .seconds(30)) -> ImageService {
+    static func service(
+        in folder: TemporaryDirectory, signedOnly: Bool = false, sourceTimeout: Duration = .seconds(30),
+        slots: Int = 4, queue: Int = 64, queueTimeout: Duration = .seconds(600)
+    ) -> ImageService {
         let configuration = ImageService.Configuration(
             signing: signing,
             allowsUnsigned: !signedOnly,
             sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
             cacheFolder: folder.path,
-            sourceTimeout: sourceTimeout
+            sourceTimeout: sourceTimeout,
+            maximumConcurrentTransformations: slots,
+            queueCapacity: queue,
+            queueTimeout: queueTimeout
         )
         return try! ImageService(configuration: configuration)
     }
@@ -141,6 +147,36 @@ struct ImageServiceTests {
         #expect(metrics.contains("imago_http_requests_in_flight 1"))
         try await server.shutdown()
         try await refused.shutdown()
+    }
+
+    @Test("overload: beyond the running and queued transformations, 429 with Retry-After at once; a queued one past its deadline, 503")
+    func overload() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants())))
+        let folder = TemporaryDirectory()
+        let service = Self.service(in: folder, slots: 1, queue: 1, queueTimeout: .milliseconds(200))
+        server.holdResponses()
+        // One running (its source held), one queued (it times out while the first is held), the rest refused.
+        let statuses = await withTaskGroup(of: (Int, String?).self) { group in
+            for index in 0..<4 {
+                group.addTask {
+                    let response = await service.respond(to: ServiceRequest(path: Self.path("w:\(10 + index)", server.url("/photo.jpg"))))
+                    return (response.status, response.header("Retry-After"))
+                }
+                if index == 0 { await server.waitForRequests("/photo.jpg", count: 1) }
+            }
+            var seen: [(Int, String?)] = []
+            for await result in group {
+                seen.append(result)
+                if seen.count == 3 { server.releaseResponses() }
+            }
+            return seen
+        }
+        #expect(statuses.map(\.0).sorted() == [200, 429, 429, 503], "\(statuses)")
+        #expect(statuses.filter { $0.0 != 200 }.allSatisfy { $0.1 == "1" })
+        // The service takes requests again.
+        #expect(await service.respond(to: ServiceRequest(path: Self.path("w:20", server.url("/photo.jpg")))).status == 200)
+        try await server.shutdown()
     }
 
     @Test("HEAD answers like GET without the body; a matching If-None-Match is a 304; options never share bytes")
