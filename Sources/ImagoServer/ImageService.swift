@@ -17,7 +17,7 @@ public final class ImageService: Sendable {
     /// What `/metrics` prints.
     public let metrics: ServiceMetrics
     let pipeline: ImagePipeline
-    private let admission: AdmissionControl
+    let admission: AdmissionControl
     private let logger: Logger
 
     /// A service with its own pipeline: a guarded HTTP loader, a memory

@@ -154,28 +154,36 @@ struct ImageServiceTests {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants())))
         let folder = TemporaryDirectory()
-        let service = Self.service(in: folder, slots: 1, queue: 1, queueTimeout: .milliseconds(200))
-        server.holdResponses()
-        // One running (its source held), one queued (it times out while the first is held), the rest refused.
-        let statuses = await withTaskGroup(of: (Int, String?).self) { group in
-            for index in 0..<4 {
-                group.addTask {
-                    let response = await service.respond(to: ServiceRequest(path: Self.path("w:\(10 + index)", server.url("/photo.jpg"))))
-                    return (response.status, response.header("Retry-After"))
-                }
-                if index == 0 { await server.waitForRequests("/photo.jpg", count: 1) }
-            }
-            var seen: [(Int, String?)] = []
-            for await result in group {
-                seen.append(result)
-                if seen.count == 3 { server.releaseResponses() }
-            }
-            return seen
+        server.setRoute("/other.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants())))
+        /// Request `index` of `service` for `source`, its status and Retry-After.
+        func request(_ service: ImageService, _ index: Int, _ source: String = "/photo.jpg") async -> (Int, String?) {
+            let response = await service.respond(to: ServiceRequest(path: Self.path("w:\(10 + index)", server.url(source))))
+            return (response.status, response.header("Retry-After"))
         }
-        #expect(statuses.map(\.0).sorted() == [200, 429, 429, 503], "\(statuses)")
-        #expect(statuses.filter { $0.0 != 200 }.allSatisfy { $0.1 == "1" })
-        // The service takes requests again.
-        #expect(await service.respond(to: ServiceRequest(path: Self.path("w:20", server.url("/photo.jpg")))).status == 200)
+
+        // One slot, one queue place: the first runs (its source held), the
+        // second waits, the next two are refused at once.
+        let service = Self.service(in: folder, slots: 1, queue: 1)
+        server.holdResponses()
+        async let first = request(service, 0)
+        await server.waitForRequests("/photo.jpg", count: 1)
+        async let second = request(service, 1)
+        while service.admission.queueLength < 1 { await Task.yield() }
+        let refused = [await request(service, 2), await request(service, 3)]
+        #expect(refused.allSatisfy { $0 == (429, "1") }, "\(refused)")
+        server.releaseResponses()
+        #expect(await first.0 == 200)
+        #expect(await second.0 == 200)
+
+        // A queued request whose deadline passes while the slot stays taken.
+        let strict = Self.service(in: TemporaryDirectory(), slots: 1, queue: 1, queueTimeout: .milliseconds(100))
+        server.holdResponses()
+        async let held = request(strict, 20, "/other.jpg")
+        await server.waitForRequests("/other.jpg", count: 1)
+        let late = await request(strict, 21, "/other.jpg")
+        #expect(late == (503, "1"), "\(late)")
+        server.releaseResponses()
+        #expect(await held.0 == 200)
         try await server.shutdown()
     }
 
