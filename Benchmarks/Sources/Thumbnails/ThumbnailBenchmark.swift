@@ -15,6 +15,11 @@ import Foundation
 // through an ImagePipeline as 256 px thumbnails (see MemoryRun).
 //
 //     swift run -c release Thumbnails --memory [--count 1000] [--in-flight 16] [--bases 8]
+//
+// --memory --png: the peak resident set above the baseline while 9000x9000
+// PNGs load as 256 px thumbnails, their rows streamed (see PNGMemoryRun).
+//
+//     swift run -c release Thumbnails --memory --png [--whole] [--count 20] [--in-flight 2]
 
 /// The integer after `flag` on the command line, or `fallback`.
 func option(_ flag: String, default fallback: Int) -> Int {
@@ -32,7 +37,11 @@ func option(_ flag: String, default fallback: Int) -> Int {
 @main
 enum ThumbnailBenchmark {
     static func main() async throws {
-        if CommandLine.arguments.contains("--memory") {
+        if CommandLine.arguments.contains("--memory"), CommandLine.arguments.contains("--png") {
+            try await PNGMemoryRun(
+                count: option("--count", default: 20), inFlight: option("--in-flight", default: 2), whole: CommandLine.arguments.contains("--whole")
+            ).run()
+        } else if CommandLine.arguments.contains("--memory") {
             let run = MemoryRun(count: option("--count", default: 1_000), inFlight: option("--in-flight", default: 16), baseCount: option("--bases", default: 8))
             try await run.run()
         } else {
