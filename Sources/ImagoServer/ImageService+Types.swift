@@ -35,6 +35,12 @@ extension ImageService {
         public var queueCapacity: Int
         /// The longest wait for a slot before a 503. Default: 10 s.
         public var queueTimeout: Duration
+        /// The memory kept for encoded answers, in bytes. Default: the
+        /// memory cache's default (a fifth of the memory budget, at most 512 MiB).
+        public var resultCacheSize: Int
+        /// How long an encoded answer is served before it is made again
+        /// from the source (under the source's HTTP rules). Default: 1 hour.
+        public var resultLifetime: Duration
 
         public init(
             signing: URLSigning? = nil,
@@ -50,7 +56,9 @@ extension ImageService {
             sourceTimeout: Duration = .seconds(30),
             maximumConcurrentTransformations: Int = ProcessInfo.processInfo.activeProcessorCount,
             queueCapacity: Int = 64,
-            queueTimeout: Duration = .seconds(10)
+            queueTimeout: Duration = .seconds(10),
+            resultCacheSize: Int = MemoryCache<String, Data>.Configuration.defaultCostLimit,
+            resultLifetime: Duration = .seconds(3_600)
         ) {
             self.signing = signing
             self.allowsUnsigned = allowsUnsigned
@@ -66,6 +74,8 @@ extension ImageService {
             self.maximumConcurrentTransformations = maximumConcurrentTransformations
             self.queueCapacity = queueCapacity
             self.queueTimeout = queueTimeout
+            self.resultCacheSize = resultCacheSize
+            self.resultLifetime = resultLifetime
         }
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Imago
 import Logging
@@ -18,6 +17,7 @@ public final class ImageService: Sendable {
     public let metrics: ServiceMetrics
     let pipeline: ImagePipeline
     let admission: AdmissionControl
+    let results: ResultCache
     private let logger: Logger
 
     /// A service with its own pipeline: a guarded HTTP loader, a memory
@@ -54,6 +54,7 @@ public final class ImageService: Sendable {
         self.pipeline = pipeline
         self.metrics = metrics
         self.logger = logger
+        results = ResultCache(costLimit: configuration.resultCacheSize, lifetime: configuration.resultLifetime)
         admission = AdmissionControl(
             limit: configuration.maximumConcurrentTransformations, queueCapacity: configuration.queueCapacity, queueTimeout: configuration.queueTimeout
         )
@@ -111,22 +112,32 @@ public final class ImageService: Sendable {
         }
         let accept = request.header("Accept") ?? ""
         let format = try Self.outputFormat(options.format, accept: accept)
-        let (resolved, encoded) = try await admission.run { () throws(ServiceError) in
-            let image = try await load(url, options: options)
-            let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)
-            return (resolved, try encode(image, format: resolved, quality: options.quality))
+        let key = ResultCache.key(source: url, options: options, format: format)
+        let result: EncodedResult
+        if let cached = results.cached(key) {
+            metrics.resultCacheHit()
+            result = cached
+        } else {
+            result = try await results.result(for: key) { [self] () throws(ServiceError) in
+                try await admission.run { () throws(ServiceError) in
+                    let image = try await load(url, options: options)
+                    let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)
+                    let data = try encode(image, format: resolved, quality: options.quality)
+                    return EncodedResult(data: data, mediaType: resolved.mediaType, lifetime: results.lifetime)
+                }
+            }
         }
-        let etag = "\"" + SHA256.hash(data: encoded).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
         var headers: [(String, String)] = [
-            ("Content-Type", resolved.mediaType),
+            ("Content-Type", result.mediaType),
             ("Cache-Control", "public, max-age=\(configuration.maxAge)"),
-            ("ETag", etag),
+            ("ETag", result.etag),
         ]
         if options.format == .auto { headers.append(("Vary", "Accept")) }
-        if let match = request.header("If-None-Match"), match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+        if let match = request.header("If-None-Match"),
+           match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == result.etag }) {
             return ServiceResponse(status: 304, headers: headers, body: Data())
         }
-        return ServiceResponse(status: 200, headers: headers, body: encoded)
+        return ServiceResponse(status: 200, headers: headers, body: result.data)
     }
 
     private func checkSignature(_ path: ImageURLPath) throws(ServiceError) {

@@ -22,6 +22,11 @@ public final class ServiceMetrics: Sendable {
         inFlight = registry.makeGauge(name: "imago_http_requests_in_flight", help: "Requests being answered")
     }
 
+    /// Counts an answer served from the result cache.
+    func resultCacheHit() {
+        registry.makeCounter(name: "imago_result_cache_hits_total", help: "Answers served from the encoded-result cache").increment()
+    }
+
     /// Counts a request in flight until `end` is called with its status.
     func begin() -> @Sendable (Int) -> Void {
         let start = ContinuousClock.now

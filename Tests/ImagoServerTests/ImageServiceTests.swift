@@ -187,6 +187,33 @@ struct ImageServiceTests {
         try await server.shutdown()
     }
 
+    @Test("the result cache: identical requests in flight make one answer; repeats are served from it, whatever the signature")
+    func resultCache() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 300, height: 200))))
+        let folder = TemporaryDirectory()
+        let service = Self.service(in: folder)
+        let unsigned = Self.path("w:64/f:webp", server.url("/photo.jpg"))
+        server.holdResponses()
+        let tags = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<8 { group.addTask { await service.respond(to: ServiceRequest(path: unsigned)).header("ETag") } }
+            await server.waitForRequests("/photo.jpg", count: 1)
+            server.releaseResponses()
+            return await group.reduce(into: [String?]()) { $0.append($1) }
+        }
+        #expect(Set(tags).count == 1 && tags[0] != nil)
+        #expect(server.requestCount("/photo.jpg") == 1)
+        #expect(service.results.count == 1)
+        // A signed URL for the same variant is a result-cache hit.
+        let signed = Self.path("w:64/f:webp", server.url("/photo.jpg"), signature: "sign")
+        let again = await service.respond(to: ServiceRequest(path: signed))
+        #expect(again.status == 200 && again.header("ETag") == tags[0])
+        let metrics = String(decoding: await service.respond(to: ServiceRequest(path: "/metrics")).body, as: UTF8.self)
+        #expect(metrics.contains("imago_result_cache_hits_total 1"), "\(metrics)")
+        #expect(service.results.count == 1)
+        try await server.shutdown()
+    }
+
     @Test("HEAD answers like GET without the body; a matching If-None-Match is a 304; options never share bytes")
     func conditionalAndHead() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")

@@ -1,0 +1,75 @@
+import Crypto
+import Foundation
+import Imago
+
+/// One encoded answer, as it is sent.
+struct EncodedResult: Sendable {
+    var data: Data
+    var mediaType: String
+    /// Strong: a hash of the bytes, which the source's content, the
+    /// options and the format all determine.
+    var etag: String
+    /// When it must be made again (from the source, under its HTTP rules).
+    var expires: ContinuousClock.Instant
+
+    init(data: Data, mediaType: String, lifetime: Duration) {
+        self.data = data
+        self.mediaType = mediaType
+        etag = "\"" + SHA256.hash(data: data).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        expires = .now + lifetime
+    }
+}
+
+/// Encoded answers by source, normalised options and output format (never
+/// by signature, so differently signed URLs for the same variant share
+/// one), kept in memory for a lifetime, with identical requests in flight
+/// made once: the first starts the work, the others wait for its result.
+final class ResultCache: Sendable {
+    private let cache: MemoryCache<String, EncodedResult>
+    private let inFlight = Locked<[String: Task<EncodedResult, any Error>]>([:])
+    let lifetime: Duration
+
+    init(costLimit: Int, lifetime: Duration) {
+        cache = MemoryCache(configuration: .init(costLimit: costLimit))
+        self.lifetime = lifetime
+    }
+
+    static func key(source: URL, options: ProcessingOptions, format: OutputFormat) -> String {
+        source.absoluteString + "\u{0}" + options.cacheKey + "\u{0}" + "\(format)"
+    }
+
+    /// The answer for `key` if one is kept and has not expired.
+    func cached(_ key: String) -> EncodedResult? {
+        guard let result = cache.value(forKey: key) else { return nil }
+        guard ContinuousClock.now < result.expires else {
+            cache.removeValue(forKey: key)
+            return nil
+        }
+        return result
+    }
+
+    /// The answer for `key`: joins the work in flight for it, or starts
+    /// `make` and keeps what it returns.
+    func result(for key: String, make: @escaping @Sendable () async throws(ServiceError) -> EncodedResult) async throws(ServiceError) -> EncodedResult {
+        let task = inFlight.withLock { tasks in
+            if let running = tasks[key] { return running }
+            let task = Task<EncodedResult, any Error> { [cache, inFlight] in
+                defer { inFlight.withLock { $0[key] = nil } }
+                let result = try await make()
+                cache.set(result, forKey: key, cost: result.data.count)
+                return result
+            }
+            tasks[key] = task
+            return task
+        }
+        do {
+            return try await task.value
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError(status: 503, message: "the request was cancelled")
+        }
+    }
+
+    var count: Int { cache.totalCount }
+}
