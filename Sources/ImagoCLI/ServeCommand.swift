@@ -62,7 +62,11 @@ struct ServeCommand: AsyncParsableCommand {
             logger.warning("no IMAGO_KEY/IMAGO_SALT and no --allow-unsigned: every image URL will be refused")
         }
         let app = ImageServer.application(service: service, host: settings.host, port: settings.port, logger: logger)
+        // Returns once SIGTERM or SIGINT has stopped the server and the
+        // requests in flight have been answered.
         try await app.runService()
+        service.close()
+        logger.info("stopped; the cache's index snapshot is saved")
     }
 
     static func list(_ value: String?) -> [String] {

@@ -60,6 +60,12 @@ public final class ImageService: Sendable {
         )
     }
 
+    /// Saves the source cache's index snapshot and releases its folder:
+    /// call once the server has stopped.
+    public func close() {
+        (pipeline.configuration.dataCache as? DiskCache)?.close()
+    }
+
     /// Answers one request; never throws: every failure is a status with a
     /// plain-text body saying what went wrong.
     public func respond(to request: ServiceRequest) async -> ServiceResponse {
@@ -111,7 +117,7 @@ public final class ImageService: Sendable {
             throw ServiceError(refusal: error)
         }
         let accept = request.header("Accept") ?? ""
-        let format = try Self.outputFormat(options.format, accept: accept)
+        let format = Self.outputFormat(options.format, accept: accept)
         let key = ResultCache.key(source: url, options: options, format: format)
         let result: EncodedResult
         if let cached = results.cached(key) {
@@ -182,15 +188,18 @@ public final class ImageService: Sendable {
         }
     }
 
-    /// The format to answer in: an explicit one, or for `auto` WebP when
-    /// the client accepts it, else JPEG (PNG for images with alpha).
-    static func outputFormat(_ format: ProcessingOptions.Format, accept: String) throws(ServiceError) -> OutputFormat {
+    /// The format to answer in: an explicit one, or for `auto` AVIF, then
+    /// WebP, as the client's Accept header allows, else JPEG (PNG for
+    /// images with alpha).
+    static func outputFormat(_ format: ProcessingOptions.Format, accept: String) -> OutputFormat {
         switch format {
         case .jpeg: return .jpeg
         case .png: return .png
         case .webp: return .webp
-        case .avif: throw ServiceError(status: 400, message: "bad option \"f:avif\": AVIF output is not available yet; use f:auto, webp, jpeg or png")
-        case .auto: return accept.lowercased().contains("image/webp") ? .webp : .jpegOrPNG
+        case .avif: return .avif
+        case .auto:
+            let accepted = accept.lowercased()
+            return accepted.contains("image/avif") ? .avif : accepted.contains("image/webp") ? .webp : .jpegOrPNG
         }
     }
 
@@ -198,6 +207,7 @@ public final class ImageService: Sendable {
         let encoder: any ImageEncoding = switch format {
         case .png: PNGEncoder()
         case .webp: WebPEncoder(quality: Float(quality))
+        case .avif: AVIFEncoder(quality: quality)
         default: JPEGEncoder(quality: quality)
         }
         do {
@@ -210,7 +220,7 @@ public final class ImageService: Sendable {
 
 /// An answer's format; `jpegOrPNG` is settled by the image's alpha.
 enum OutputFormat: Sendable, Equatable {
-    case jpeg, png, webp, jpegOrPNG
+    case jpeg, png, webp, avif, jpegOrPNG
 
     func resolved(hasAlpha: Bool) -> OutputFormat {
         self == .jpegOrPNG ? (hasAlpha ? .png : .jpeg) : self
@@ -221,6 +231,7 @@ enum OutputFormat: Sendable, Equatable {
         case .jpeg, .jpegOrPNG: "image/jpeg"
         case .png: "image/png"
         case .webp: "image/webp"
+        case .avif: "image/avif"
         }
     }
 }

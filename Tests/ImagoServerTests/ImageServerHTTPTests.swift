@@ -4,6 +4,7 @@ import Imago
 import ImagoCodecFixtures
 import ImagoSandbox
 import Logging
+import ServiceLifecycle
 import Testing
 
 @testable import ImagoServer
@@ -32,6 +33,38 @@ struct ImageServerHTTPTests {
             #expect(refused.status.code == 400)
             #expect(String(buffer: refused.body).contains("scheme file"))
         }
+        try await source.shutdown()
+    }
+
+    @Test("graceful stop: a request in flight is answered, then the server stops and the cache snapshot is saved")
+    func gracefulStop() async throws {
+        let source = try await TestImageServer.start(host: "127.0.0.2")
+        source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
+        let folder = TemporaryDirectory()
+        let service = ImageServiceTests.service(in: folder)
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = ImageServer.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test")) { port in
+            portContinuation.yield(port)
+        }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let url = URL(string: "http://127.0.0.1:\(port)" + ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg")))!
+
+        source.holdResponses()
+        let loader = HTTPDataLoader()
+        let answer = Task { try await loader.loadData(for: DataRequest(url: url)) { _ in } }
+        await source.waitForRequests("/photo.jpg", count: 1)
+        await group.triggerGracefulShutdown()
+        source.releaseResponses()
+        let response = try await answer.value
+        #expect(response.statusCode == 200)
+        #expect(ImageFormat(sniffing: response.data) == .png)
+        try await running.value
+        service.close()
+        #expect(FileManager.default.fileExists(atPath: folder.appending("index")))
+        try await loader.shutdown()
         try await source.shutdown()
     }
 

@@ -42,7 +42,7 @@ struct ImageServiceTests {
         try ImagePipeline.decode(response.body, options: ImageDecodingOptions(), decoders: ImagePipeline.Configuration(trimsMemoryOnPressure: false).decoders)
     }
 
-    @Test("thumbnails in the negotiated format: WebP when accepted, else JPEG (PNG with alpha); explicit formats do not vary")
+    @Test("thumbnails in the negotiated format: AVIF, then WebP, when accepted, else JPEG (PNG with alpha); explicit formats do not vary")
     func formats() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         server.setRoute("/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder(quality: 90).encode(FormatFixtures.quadrants(width: 400, height: 300))))
@@ -50,7 +50,9 @@ struct ImageServiceTests {
         let folder = TemporaryDirectory()
         let service = Self.service(in: folder)
         let cases: [(String, String, String, String, Bool)] = [
-            ("/photo.jpg", "w:100", "image/avif,image/webp,*/*", "image/webp", true),
+            ("/photo.jpg", "w:100", "image/avif,image/webp,*/*", "image/avif", true),
+            ("/photo.jpg", "w:100", "image/webp,*/*", "image/webp", true),
+            ("/alpha.png", "w:100/f:avif", "", "image/avif", false),
             ("/photo.jpg", "w:100", "image/jpeg,*/*", "image/jpeg", true),
             ("/alpha.png", "w:100", "", "image/png", true),
             ("/photo.jpg", "w:100/f:png", "image/webp", "image/png", false),

@@ -22,7 +22,7 @@ public struct WebPEncoder: ImageEncoding {
         guard image.width <= Int(WEBP_MAX_DIMENSION), image.height <= Int(WEBP_MAX_DIMENSION) else {
             throw ImageEncodingError(format: .webp, detail: "\(image.width)x\(image.height) is over WebP's \(WEBP_MAX_DIMENSION) pixels a side")
         }
-        let color = Self.colorPixels(image)
+        let color = image.colorPixels()
         let hasAlpha = image.pixelFormat.hasAlpha
         var output: UnsafeMutablePointer<UInt8>?
         let size = color.pixels.withUnsafeBufferPointer { pixels -> Int in
@@ -37,29 +37,5 @@ public struct WebPEncoder: ImageEncoding {
         defer { WebPFree(output) }
         guard size > 0, let output else { throw ImageEncodingError(format: .webp, detail: "libwebp could not encode the image") }
         return Data(bytes: output, count: size)
-    }
-
-    /// RGB or RGBA pixels of `image`: gray is spread over the three colours.
-    private static func colorPixels(_ image: Image) -> (pixels: [UInt8], bytesPerRow: Int) {
-        switch image.pixelFormat {
-        case .rgb8, .rgba8:
-            return (image.pixels, image.bytesPerRow)
-        case .gray8, .grayAlpha8:
-            let hasAlpha = image.pixelFormat.hasAlpha
-            let channels = hasAlpha ? 2 : 1, outputChannels = hasAlpha ? 4 : 3
-            var pixels = [UInt8](repeating: 0, count: image.width * image.height * outputChannels)
-            for y in 0..<image.height {
-                for x in 0..<image.width {
-                    let source = y * image.bytesPerRow + x * channels
-                    let target = (y * image.width + x) * outputChannels
-                    let gray = image.pixels[source]
-                    pixels[target] = gray
-                    pixels[target + 1] = gray
-                    pixels[target + 2] = gray
-                    if hasAlpha { pixels[target + 3] = image.pixels[source + 1] }
-                }
-            }
-            return (pixels, image.width * outputChannels)
-        }
     }
 }

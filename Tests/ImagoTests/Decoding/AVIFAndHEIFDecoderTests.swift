@@ -22,6 +22,23 @@ struct AVIFAndHEIFDecoderTests {
         }
     }
 
+    @Test("AVIFEncoder round trips: colour, alpha and gray come back close")
+    func avifEncoder() throws {
+        for image in [FormatFixtures.quadrants(), FormatFixtures.quadrants(alpha: true)] {
+            let data = try AVIFEncoder(quality: 80).encode(image)
+            #expect(ImageFormat(sniffing: data) == .avif)
+            let decoded = try AVIFDecoder().decode(data, options: options)
+            #expect(decoded.size == image.size && decoded.pixelFormat == image.pixelFormat)
+            #expect(FormatFixtures.showsQuadrants(decoded, alpha: image.pixelFormat.hasAlpha, tolerance: 24))
+        }
+        let gray = Image(width: 32, height: 16, pixelFormat: .gray8, pixels: (0..<512).map { UInt8($0 % 32 * 8) })!
+        let decoded = try AVIFDecoder().decode(try AVIFEncoder(quality: 90).encode(gray), options: options)
+        #expect(decoded.size == gray.size)
+        // Lower quality makes smaller files.
+        let photo = FormatFixtures.quadrants(width: 128, height: 96)
+        #expect(try AVIFEncoder(quality: 20).encode(photo).count < AVIFEncoder(quality: 95).encode(photo).count)
+    }
+
     @Test("AVIF rotation (irot) and mirroring (imir) are applied, in that order")
     func avifTransforms() throws {
         // Red top-left, green top-right, blue bottom-left, white bottom-right; corners read clockwise from top-left.
