@@ -130,6 +130,14 @@ struct ImageServiceTests {
             ("/unsafe/w:10", 400, "source"),
             ("/unsafe/w:10/plain/", 400, "source"),
         ]
+        // A body that never ends is cut off at the source size limit.
+        server.setRoute("/endless", .init(body: Data(repeating: 0xAB, count: 64 << 10), behaviour: .endless))
+        let smallFolder = TemporaryDirectory()
+        let small = try ImageService(configuration: .init(
+            allowsUnsigned: true, sourcePolicy: service.configuration.sourcePolicy, cacheFolder: smallFolder.path, maximumSourceSize: 1 << 20
+        ))
+        let endless = await small.respond(to: ServiceRequest(path: Self.path("w:10", server.url("/endless"))))
+        #expect(endless.status == 413, "\(String(decoding: endless.body, as: UTF8.self))")
         for (path, status, says) in cases {
             let response = await service.respond(to: ServiceRequest(path: path))
             let text = String(decoding: response.body, as: UTF8.self)
