@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Imago
 import Logging
@@ -120,24 +121,22 @@ public final class ImageService: Sendable {
         let format = Self.outputFormat(options.format, accept: accept)
         let key = ResultCache.key(source: url, options: options, format: format)
         let result: EncodedResult
-        if let cached = results.cached(key) {
+        if let cached = results.cached(key), ContinuousClock.now < cached.expires {
             metrics.resultCacheHit()
             result = cached
         } else {
             result = try await results.result(for: key) { [self] () throws(ServiceError) in
                 try await admission.run { () throws(ServiceError) in
-                    let image = try await load(url, options: options)
-                    let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)
-                    let data = try encode(image, format: resolved, quality: options.quality)
-                    return EncodedResult(data: data, mediaType: resolved.mediaType, lifetime: results.lifetime)
+                    try await makeResult(url, options: options, format: format, previous: results.cached(key))
                 }
             }
         }
         var headers: [(String, String)] = [
             ("Content-Type", result.mediaType),
-            ("Cache-Control", "public, max-age=\(configuration.maxAge)"),
+            ("Cache-Control", "public, max-age=\(result.maxAge)"),
             ("ETag", result.etag),
         ]
+        if let lastModified = result.lastModified { headers.append(("Last-Modified", lastModified)) }
         if options.format == .auto { headers.append(("Vary", "Accept")) }
         if let match = request.header("If-None-Match"),
            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == result.etag }) {
@@ -159,9 +158,38 @@ public final class ImageService: Sendable {
         }
     }
 
-    /// The pipeline's request for `options`: the decode scaled toward the
-    /// box, then the processors in a fixed order.
-    private func load(_ url: URL, options: ProcessingOptions) async throws(ServiceError) -> Image {
+    /// Fetches the source (through the pipeline's disk cache, under its
+    /// HTTP rules) and transforms it, unless it comes back with the
+    /// validator `previous` was made from: then `previous` is renewed as it is.
+    private func makeResult(
+        _ url: URL, options: ProcessingOptions, format: OutputFormat, previous: EncodedResult?
+    ) async throws(ServiceError) -> EncodedResult {
+        let source: DataResponse
+        do {
+            source = try await pipeline.data(for: ImageRequest(url: url))
+        } catch {
+            throw ServiceError(error)
+        }
+        let validator = source.header("ETag") ?? source.header("Last-Modified") ?? EncodedResult.hex(SHA256.hash(data: source.data))
+        let remaining = source.freshness.isStale ? 0 : SourceFreshness.remaining(source.headers)
+        let maxAge = min(configuration.maxAge, remaining ?? configuration.maxAge)
+        // A source without a lifetime of its own is asked again after the result lifetime.
+        let lifetime = min(results.lifetime, .seconds(remaining ?? Int(results.lifetime.components.seconds)))
+        if let previous, previous.sourceValidator == validator {
+            return previous.renewed(maxAge: maxAge, lifetime: lifetime)
+        }
+        let image = try await transform(source.data, key: url.absoluteString + "\u{0}" + validator, options: options)
+        let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)
+        return EncodedResult(
+            data: try encode(image, format: resolved, quality: options.quality), mediaType: resolved.mediaType,
+            sourceValidator: validator, lastModified: source.header("Last-Modified"), maxAge: maxAge, lifetime: lifetime
+        )
+    }
+
+    /// The pipeline's decode of `data` for `options`: scaled toward the
+    /// box, then the processors in a fixed order; requests for the same
+    /// source version and options share it while it runs.
+    private func transform(_ data: Data, key: String, options: ProcessingOptions) async throws(ServiceError) -> Image {
         var targetSize: ImageSize?
         var contentMode = ContentMode.fit
         var processors: [any ImageProcessing] = []
@@ -180,7 +208,10 @@ public final class ImageService: Sendable {
         if options.grayscale { processors.append(.grayscale) }
         if options.blur > 0 { processors.append(.gaussianBlur(radius: Double(options.blur))) }
         if options.cornerRadius > 0 { processors.append(.roundedCorners(radius: Double(options.cornerRadius))) }
-        let request = ImageRequest(url: url, targetSize: targetSize, contentMode: contentMode, processors: processors)
+        // Not cached here: the source is on disk already, and the encoded answers are in the result cache.
+        let request = ImageRequest(
+            key: key, cachePolicy: .none, targetSize: targetSize, contentMode: contentMode, processors: processors
+        ) { data }
         do {
             return try await pipeline.image(for: request).image
         } catch {

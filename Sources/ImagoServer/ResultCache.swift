@@ -2,21 +2,45 @@ import Crypto
 import Foundation
 import Imago
 
-/// One encoded answer, as it is sent.
+/// One encoded answer, as it is sent, and what it was made from.
 struct EncodedResult: Sendable {
     var data: Data
     var mediaType: String
     /// Strong: a hash of the bytes, which the source's content, the
     /// options and the format all determine.
     var etag: String
-    /// When it must be made again (from the source, under its HTTP rules).
+    /// The source's validator (its ETag, else Last-Modified, else a hash of
+    /// its bytes): a source that comes back with the same one needs no new
+    /// transformation.
+    var sourceValidator: String
+    /// The source's Last-Modified, passed on.
+    var lastModified: String?
+    /// The answer's max-age: the configured one, or less if the source is
+    /// fresh for less.
+    var maxAge: Int
+    /// When the source must be asked again (under its HTTP rules).
     var expires: ContinuousClock.Instant
 
-    init(data: Data, mediaType: String, lifetime: Duration) {
+    init(data: Data, mediaType: String, sourceValidator: String, lastModified: String?, maxAge: Int, lifetime: Duration) {
         self.data = data
         self.mediaType = mediaType
-        etag = "\"" + SHA256.hash(data: data).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        etag = "\"" + Self.hex(SHA256.hash(data: data).prefix(16)) + "\""
+        self.sourceValidator = sourceValidator
+        self.lastModified = lastModified
+        self.maxAge = maxAge
         expires = .now + lifetime
+    }
+
+    /// The same answer, confirmed for another `lifetime` and `maxAge`.
+    func renewed(maxAge: Int, lifetime: Duration) -> EncodedResult {
+        var copy = self
+        copy.maxAge = maxAge
+        copy.expires = .now + lifetime
+        return copy
+    }
+
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
     }
 }
 
@@ -38,14 +62,9 @@ final class ResultCache: Sendable {
         source.absoluteString + "\u{0}" + options.cacheKey + "\u{0}" + "\(format)"
     }
 
-    /// The answer for `key` if one is kept and has not expired.
+    /// The answer kept for `key`, expired or not.
     func cached(_ key: String) -> EncodedResult? {
-        guard let result = cache.value(forKey: key) else { return nil }
-        guard ContinuousClock.now < result.expires else {
-            cache.removeValue(forKey: key)
-            return nil
-        }
-        return result
+        cache.value(forKey: key)
     }
 
     /// The answer for `key`: joins the work in flight for it, or starts

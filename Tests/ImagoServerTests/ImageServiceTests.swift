@@ -224,6 +224,34 @@ struct ImageServiceTests {
         try await server.shutdown()
     }
 
+    @Test("the source's HTTP rules: max-age never beyond its freshness, Last-Modified passed on, a revalidated source reuses the answer")
+    func sourceFreshness() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        let jpeg = try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))
+        let modified = "Tue, 24 Nov 2026 08:00:00 GMT"
+        server.setRoute("/short.jpg", .init(headers: [("Cache-Control", "max-age=60"), ("Last-Modified", modified)], body: jpeg))
+        server.setRoute("/revalidated.jpg", .init(headers: [("Cache-Control", "no-cache"), ("ETag", "\"v1\"")], body: jpeg))
+        let folder = TemporaryDirectory()
+        let service = Self.service(in: folder)
+
+        let short = await service.respond(to: ServiceRequest(path: Self.path("w:50/f:png", server.url("/short.jpg"))))
+        #expect(short.status == 200)
+        let maxAge = try #require(short.header("Cache-Control")?.split(separator: "=").last.flatMap { Int($0) })
+        #expect((55...60).contains(maxAge), "\(String(describing: short.header("Cache-Control")))")
+        #expect(short.header("Last-Modified") == modified)
+
+        // no-cache: every request asks the source again; its 304 keeps the answer.
+        let path = Self.path("w:50/f:png", server.url("/revalidated.jpg"))
+        let first = await service.respond(to: ServiceRequest(path: path))
+        let second = await service.respond(to: ServiceRequest(path: path))
+        #expect(first.status == 200 && second.status == 200)
+        #expect(first.header("Cache-Control") == "public, max-age=0")
+        #expect(second.header("ETag") == first.header("ETag"))
+        #expect(server.requestCount("/revalidated.jpg") == 2)
+        #expect(server.lastRequest("/revalidated.jpg")?.header("If-None-Match") == "\"v1\"")
+        try await server.shutdown()
+    }
+
     @Test("HEAD answers like GET without the body; a matching If-None-Match is a 304; options never share bytes")
     func conditionalAndHead() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")

@@ -2,16 +2,16 @@
 /// RFC 5861), parsed from one or more header values. Unknown directives are
 /// ignored; a malformed delta-seconds counts as 0, so that a broken header
 /// makes an entry stale rather than fresh.
-struct CacheControl: Sendable, Equatable {
-    var maxAge: Int?
-    var noStore = false
-    var noCache = false
+package struct CacheControl: Sendable, Equatable {
+    package var maxAge: Int?
+    package var noStore = false
+    package var noCache = false
     var mustRevalidate = false
     var immutable = false
     var staleWhileRevalidate: Int?
     var staleIfError: Int?
 
-    init(_ values: [String]) {
+    package init(_ values: [String]) {
         for var value in values {
             // Parsed as ASCII bytes: this runs for every download and every disk hit.
             value.withUTF8 { bytes in

@@ -3,12 +3,12 @@ import Foundation
 /// HTTP dates (RFC 9110 §5.6.7), parsed and formatted without `DateFormatter`,
 /// which costs microseconds per call and depends on the locale: a disk hit
 /// parses up to four of them.
-enum HTTPDate {
+package enum HTTPDate {
     /// Parses the preferred IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") and
     /// the two obsolete forms (RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT" and
     /// asctime "Sun Nov  6 08:49:37 1994"). `nil` for anything else, which
     /// callers treat as a date in the past where the RFC says so.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let fields = text.utf8.split(whereSeparator: { $0 == 0x20 || $0 == 0x2C || $0 == 0x2D || $0 == 0x3A })
         guard fields.count >= 7 else { return nil }
         let day, month, year, clock: Int?
@@ -32,7 +32,7 @@ enum HTTPDate {
     }
 
     /// Formats `date` as an IMF-fixdate, the form servers must send.
-    static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let total = Int(date.timeIntervalSince1970.rounded(.down))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let clock = total - days * 86_400
