@@ -41,6 +41,10 @@ extension ImageService {
         /// How long an encoded answer is served before it is made again
         /// from the source (under the source's HTTP rules). Default: 1 hour.
         public var resultLifetime: Duration
+        /// Bytes of decoded pixels in flight at once, estimated from each
+        /// source's header before its decode starts; a decode that does
+        /// not fit waits. Default: a quarter of the process's ``MemoryBudget``.
+        public var decodeMemoryBudget: Int
 
         public init(
             signing: URLSigning? = nil,
@@ -58,7 +62,8 @@ extension ImageService {
             queueCapacity: Int = 64,
             queueTimeout: Duration = .seconds(10),
             resultCacheSize: Int = MemoryCache<String, Data>.Configuration.defaultCostLimit,
-            resultLifetime: Duration = .seconds(3_600)
+            resultLifetime: Duration = .seconds(3_600),
+            decodeMemoryBudget: Int = Int(min(MemoryBudget.current.bytes / 4, UInt64(Int.max)))
         ) {
             self.signing = signing
             self.allowsUnsigned = allowsUnsigned
@@ -76,6 +81,7 @@ extension ImageService {
             self.queueTimeout = queueTimeout
             self.resultCacheSize = resultCacheSize
             self.resultLifetime = resultLifetime
+            self.decodeMemoryBudget = decodeMemoryBudget
         }
     }
 }

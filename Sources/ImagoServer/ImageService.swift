@@ -19,6 +19,7 @@ public final class ImageService: Sendable {
     let pipeline: ImagePipeline
     let admission: AdmissionControl
     let results: ResultCache
+    let decodeBudget: DecodeBudget
     private let logger: Logger
 
     /// A service with its own pipeline: a guarded HTTP loader, a memory
@@ -55,6 +56,7 @@ public final class ImageService: Sendable {
         self.pipeline = pipeline
         self.metrics = metrics
         self.logger = logger
+        decodeBudget = DecodeBudget(bytes: configuration.decodeMemoryBudget)
         results = ResultCache(costLimit: configuration.resultCacheSize, lifetime: configuration.resultLifetime)
         admission = AdmissionControl(
             limit: configuration.maximumConcurrentTransformations, queueCapacity: configuration.queueCapacity, queueTimeout: configuration.queueTimeout
@@ -212,10 +214,15 @@ public final class ImageService: Sendable {
         let request = ImageRequest(
             key: key, cachePolicy: .none, targetSize: targetSize, contentMode: contentMode, processors: processors
         ) { data }
-        do {
-            return try await pipeline.image(for: request).image
-        } catch {
-            throw ServiceError(error)
+        // The pixels the decode will hold, from the header; the pixel limit's worth when the header is not read here.
+        let decoding = ImageDecodingOptions(targetSize: targetSize, contentMode: contentMode)
+        let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
+        return try await decodeBudget.withReservation(estimate) { () throws(ServiceError) in
+            do throws(ImagePipeline.Error) {
+                return try await pipeline.image(for: request).image
+            } catch {
+                throw ServiceError(error)
+            }
         }
     }
 

@@ -1,0 +1,77 @@
+import Foundation
+import Imago
+import ImagoCodecFixtures
+import ImagoSandbox
+import Testing
+
+@testable import ImagoServer
+
+@Suite("Decoded-pixel budget: header estimates, reservations that wait their turn")
+struct DecodeBudgetTests {
+    @Test("estimates from the header: JPEG at its DCT scale, PNG, GIF and WebP whole, others unknown")
+    func estimates() throws {
+        let photo = FormatFixtures.quadrants(width: 800, height: 600)
+        let jpeg = try JPEGEncoder().encode(photo)
+        let thumbnail = ImageDecodingOptions(targetSize: ImageSize(width: 100, height: 100), contentMode: .fit)
+        #expect(ImageDecodingOptions().decodedBytesEstimate(of: jpeg) == 800 * 600 * 4)
+        #expect(thumbnail.decodedBytesEstimate(of: jpeg) == 100 * 75 * 4)  // decoded at 1/8
+        #expect(thumbnail.decodedBytesEstimate(of: try PNGEncoder().encode(photo)) == 800 * 600 * 4)
+        #expect(thumbnail.decodedBytesEstimate(of: try WebPEncoder().encode(photo)) == 800 * 600 * 4)
+        let gif = try FormatFixtures.gif(width: 300, height: 200, palette: [(0, 0, 0), (255, 255, 255)], frames: [.init(width: 1, height: 1, indices: [0])])
+        #expect(thumbnail.decodedBytesEstimate(of: gif) == 300 * 200 * 4)
+        #expect(thumbnail.decodedBytesEstimate(of: try FormatFixtures.avif([photo])) == nil)
+        #expect(thumbnail.decodedBytesEstimate(of: Data("<html>".utf8)) == nil)
+        #expect(thumbnail.decodedBytesEstimate(of: jpeg.prefix(10)) == nil)
+    }
+
+    @Test("reservations wait until they fit, first come first served; one larger than the budget runs alone")
+    func reservations() async throws {
+        let budget = DecodeBudget(bytes: 10)
+        let order = Locked<[String]>([])
+        let (firstIn, firstInContinuation) = AsyncStream.makeStream(of: Void.self)
+        let (releaseFirst, releaseFirstContinuation) = AsyncStream.makeStream(of: Void.self)
+        let first = Task {
+            try await budget.withReservation(6) { () throws(ServiceError) in
+                order.withLock { $0.append("first") }
+                firstInContinuation.yield()
+                for await _ in releaseFirst { break }
+            }
+        }
+        for await _ in firstIn { break }
+        #expect(budget.reserved == 6)
+        // 6 more do not fit while the first holds 6; a huge one waits behind them.
+        let second = Task { try await budget.withReservation(6) { () throws(ServiceError) in order.withLock { $0.append("second") } } }
+        let huge = Task { try await budget.withReservation(1_000) { () throws(ServiceError) in order.withLock { $0.append("huge") } } }
+        while true {
+            let waiting = budget.reserved == 6 && order.withLock { $0 } == ["first"]
+            if waiting { break }
+            await Task.yield()
+        }
+        releaseFirstContinuation.yield()
+        try await first.value
+        try await second.value
+        try await huge.value
+        #expect(order.withLock { $0 } == ["first", "second", "huge"] || order.withLock { $0 } == ["first", "huge", "second"])
+        #expect(budget.reserved == 0)
+    }
+
+    @Test("the service reserves from its budget and answers with a tiny one")
+    func serviceUnderBudget() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute("/big.png", .init(body: try PNGEncoder().encode(FormatFixtures.quadrants(width: 1000, height: 800))))
+        let folder = TemporaryDirectory()
+        let service = try ImageService(configuration: .init(
+            allowsUnsigned: true, sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]), cacheFolder: folder.path,
+            decodeMemoryBudget: 1 << 20
+        ))
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for width in [40, 41, 42, 43] {
+                group.addTask { await service.respond(to: ServiceRequest(path: ImageServiceTests.path("w:\(width)/f:png", server.url("/big.png")))).status }
+            }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses == [200, 200, 200, 200])
+        #expect(service.decodeBudget.reserved == 0)
+        try await server.shutdown()
+    }
+}
