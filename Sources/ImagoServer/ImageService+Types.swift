@@ -13,7 +13,8 @@ extension ImageService {
         public var sourcePolicy: SourcePolicy
         /// Named option lists for `p:name`.
         public var presets: [String: [Substring]]
-        /// Where sources are cached on disk; nil keeps them in memory only.
+        /// Where sources and encoded answers are cached on disk (`sources/`,
+        /// `results/`); nil keeps answers in memory only and sources nowhere.
         public var cacheFolder: String?
         /// `Cache-Control: max-age` of images, in seconds. Default: one day.
         public var maxAge: Int

@@ -23,7 +23,8 @@ public final class ImageService: Sendable {
     private let logger: Logger
 
     /// A service with its own pipeline: a guarded HTTP loader, a memory
-    /// cache, and a disk cache of the sources in `configuration.cacheFolder`.
+    /// cache, and in `configuration.cacheFolder` a disk cache of the sources
+    /// (`sources/`) and one of the encoded answers (`results/`).
     public convenience init(
         configuration: Configuration, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger = Logger(label: "imago.serve")
     ) throws {
@@ -33,7 +34,8 @@ public final class ImageService: Sendable {
             userAgent: "Imago",
             sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
         ))
-        let dataCache = try configuration.cacheFolder.map { try DiskCache(path: $0) }
+        let dataCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/sources") }
+        let resultsCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/results") }
         let pipeline = ImagePipeline(configuration: .init(
             dataLoader: loader,
             dataCache: dataCache,
@@ -44,12 +46,12 @@ public final class ImageService: Sendable {
             retryPolicy: RetryPolicy(maximumAttempts: 1),
             logger: logger
         ))
-        self.init(configuration: configuration, pipeline: pipeline, metrics: metrics, logger: logger)
+        self.init(configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsCache, metrics: metrics, logger: logger)
     }
 
     /// A service over a pipeline of the caller's (tests).
     public init(
-        configuration: Configuration, pipeline: ImagePipeline, metrics: ServiceMetrics = ServiceMetrics(),
+        configuration: Configuration, pipeline: ImagePipeline, resultsOnDisk: DiskCache? = nil, metrics: ServiceMetrics = ServiceMetrics(),
         logger: Logger = Logger(label: "imago.serve")
     ) {
         self.configuration = configuration
@@ -57,7 +59,7 @@ public final class ImageService: Sendable {
         self.metrics = metrics
         self.logger = logger
         decodeBudget = DecodeBudget(bytes: configuration.decodeMemoryBudget)
-        results = ResultCache(costLimit: configuration.resultCacheSize, lifetime: configuration.resultLifetime)
+        results = ResultCache(costLimit: configuration.resultCacheSize, lifetime: configuration.resultLifetime, disk: resultsOnDisk)
         admission = AdmissionControl(
             limit: configuration.maximumConcurrentTransformations, queueCapacity: configuration.queueCapacity, queueTimeout: configuration.queueTimeout
         )
@@ -67,6 +69,7 @@ public final class ImageService: Sendable {
     /// call once the server has stopped.
     public func close() {
         (pipeline.configuration.dataCache as? DiskCache)?.close()
+        results.close()
     }
 
     /// Answers one request; never throws: every failure is a status with a
@@ -123,13 +126,14 @@ public final class ImageService: Sendable {
         let format = Self.outputFormat(options.format, accept: accept)
         let key = ResultCache.key(source: url, options: options, format: format)
         let result: EncodedResult
-        if let cached = results.cached(key), ContinuousClock.now < cached.expires {
+        let kept = await results.cached(key)
+        if let kept, ContinuousClock.now < kept.expires {
             metrics.resultCacheHit()
-            result = cached
+            result = kept
         } else {
             result = try await results.result(for: key) { [self] () throws(ServiceError) in
                 try await admission.run { () throws(ServiceError) in
-                    try await makeResult(url, options: options, format: format, previous: results.cached(key))
+                    try await makeResult(url, options: options, format: format, previous: kept)
                 }
             }
         }

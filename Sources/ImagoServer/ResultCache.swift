@@ -1,4 +1,5 @@
 import Crypto
+import Dispatch
 import Foundation
 import Imago
 
@@ -46,15 +47,18 @@ struct EncodedResult: Sendable {
 
 /// Encoded answers by source, normalised options and output format (never
 /// by signature, so differently signed URLs for the same variant share
-/// one), kept in memory for a lifetime, with identical requests in flight
-/// made once: the first starts the work, the others wait for its result.
+/// one), kept in memory and, where a folder is given, on disk (so a
+/// restarted server keeps them), with identical requests in flight made
+/// once: the first starts the work, the others wait for its result.
 final class ResultCache: Sendable {
     private let cache: MemoryCache<String, EncodedResult>
+    private let disk: DiskCache?
     private let inFlight = Locked<[String: Task<EncodedResult, any Error>]>([:])
     let lifetime: Duration
 
-    init(costLimit: Int, lifetime: Duration) {
+    init(costLimit: Int, lifetime: Duration, disk: DiskCache?) {
         cache = MemoryCache(configuration: .init(costLimit: costLimit))
+        self.disk = disk
         self.lifetime = lifetime
     }
 
@@ -62,20 +66,32 @@ final class ResultCache: Sendable {
         source.absoluteString + "\u{0}" + options.cacheKey + "\u{0}" + "\(format)"
     }
 
-    /// The answer kept for `key`, expired or not.
-    func cached(_ key: String) -> EncodedResult? {
-        cache.value(forKey: key)
+    /// The answer kept for `key`, expired or not: from memory, else from disk.
+    func cached(_ key: String) async -> EncodedResult? {
+        if let result = cache.value(forKey: key) { return result }
+        guard let disk, disk.mayContainData(forKey: key) else { return nil }
+        let stored = await Self.onDiskThread { disk.cachedData(forKey: key) }
+        guard let stored, let result = EncodedResult(stored) else { return nil }
+        cache.set(result, forKey: key, cost: result.data.count)
+        return result
     }
+
+    /// Closes the disk tier, saving its index snapshot.
+    func close() { disk?.close() }
 
     /// The answer for `key`: joins the work in flight for it, or starts
     /// `make` and keeps what it returns.
     func result(for key: String, make: @escaping @Sendable () async throws(ServiceError) -> EncodedResult) async throws(ServiceError) -> EncodedResult {
         let task = inFlight.withLock { tasks in
             if let running = tasks[key] { return running }
-            let task = Task<EncodedResult, any Error> { [cache, inFlight] in
+            let task = Task<EncodedResult, any Error> { [cache, disk, inFlight] in
                 defer { inFlight.withLock { $0[key] = nil } }
                 let result = try await make()
                 cache.set(result, forKey: key, cost: result.data.count)
+                if let disk {
+                    // A failed store (a full disk) only costs a later transformation.
+                    await Self.onDiskThread { try? disk.storeData(result.data, metadata: result.storedMetadata, forKey: key) }
+                }
                 return result
             }
             tasks[key] = task
@@ -91,4 +107,42 @@ final class ResultCache: Sendable {
     }
 
     var count: Int { cache.totalCount }
+
+    /// Runs blocking file I/O off Swift's cooperative threads.
+    private static func onDiskThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: body()) }
+        }
+    }
+}
+
+extension EncodedResult {
+    /// What is stored beside the bytes on disk.
+    private struct Stored: Codable {
+        var mediaType: String
+        var sourceValidator: String
+        var lastModified: String?
+        var maxAge: Int
+        /// Wall-clock time, which survives a restart.
+        var expires: Date
+    }
+
+    var storedMetadata: Data {
+        let remaining = ContinuousClock.now.duration(to: expires)
+        let stored = Stored(
+            mediaType: mediaType, sourceValidator: sourceValidator, lastModified: lastModified, maxAge: maxAge,
+            expires: Date().addingTimeInterval(Double(remaining.components.seconds))
+        )
+        return (try? JSONEncoder().encode(stored)) ?? Data()
+    }
+
+    /// An answer read back from disk; nil if its metadata does not decode.
+    init?(_ stored: CachedData) {
+        guard let metadata = try? JSONDecoder().decode(Stored.self, from: stored.metadata) else { return nil }
+        let remaining = max(0, metadata.expires.timeIntervalSinceNow)
+        self.init(
+            data: stored.data, mediaType: metadata.mediaType, sourceValidator: metadata.sourceValidator,
+            lastModified: metadata.lastModified, maxAge: metadata.maxAge, lifetime: .seconds(remaining)
+        )
+    }
 }

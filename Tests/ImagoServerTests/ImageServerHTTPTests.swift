@@ -63,7 +63,8 @@ struct ImageServerHTTPTests {
         #expect(ImageFormat(sniffing: response.data) == .png)
         try await running.value
         service.close()
-        #expect(FileManager.default.fileExists(atPath: folder.appending("index")))
+        #expect(FileManager.default.fileExists(atPath: folder.appending("sources/index")))
+        #expect(FileManager.default.fileExists(atPath: folder.appending("results/index")))
         try await loader.shutdown()
         try await source.shutdown()
     }

@@ -224,6 +224,27 @@ struct ImageServiceTests {
         try await server.shutdown()
     }
 
+    @Test("encoded answers survive a restart: a new service on the same folder answers from disk without the source")
+    func resultsOnDisk() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute("/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
+        let folder = TemporaryDirectory()
+        let path = Self.path("w:50/f:webp", server.url("/photo.jpg"))
+        let before = Self.service(in: folder)
+        let first = await before.respond(to: ServiceRequest(path: path))
+        #expect(first.status == 200)
+        before.close()
+
+        let after = Self.service(in: folder)
+        let second = await after.respond(to: ServiceRequest(path: path))
+        #expect(second.status == 200 && second.body == first.body && second.header("ETag") == first.header("ETag"))
+        #expect(server.requestCount("/photo.jpg") == 1)
+        let metrics = String(decoding: await after.respond(to: ServiceRequest(path: "/metrics")).body, as: UTF8.self)
+        #expect(metrics.contains("imago_result_cache_hits_total 1"))
+        after.close()
+        try await server.shutdown()
+    }
+
     @Test("the source's HTTP rules: max-age never beyond its freshness, Last-Modified passed on, a revalidated source reuses the answer")
     func sourceFreshness() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")
