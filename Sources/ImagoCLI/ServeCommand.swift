@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import Imago
 import ImagoServer
 import Logging
 import Metrics
@@ -34,6 +35,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve unsigned URLs (signature segment 'unsafe').")
     var allowUnsigned = false
 
+    @Option(name: .customLong("allowed-size"), help: "WIDTHxHEIGHT an unsigned URL may ask for (w:/h:, 0 for a free side); repeatable (IMAGO_ALLOWED_SIZES).")
+    var allowedSizes: [String] = []
+
+    @Option(name: .customLong("preset"), help: "NAME=OPTIONS, e.g. thumb=w:256/h:256/fit:crop, for p:NAME; repeatable (IMAGO_PRESETS, ';'-separated).")
+    var presets: [String] = []
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let settings = try ServeSettings(
@@ -43,7 +50,9 @@ struct ServeCommand: AsyncParsableCommand {
             allowedNetworks: allowSourceNetworks.isEmpty ? Self.list(environment["IMAGO_ALLOWED_SOURCE_NETWORKS"]) : allowSourceNetworks,
             keys: environment["IMAGO_KEY"],
             salts: environment["IMAGO_SALT"],
-            allowUnsigned: allowUnsigned
+            allowUnsigned: allowUnsigned,
+            allowedSizes: allowedSizes.isEmpty ? Self.list(environment["IMAGO_ALLOWED_SIZES"]) : allowedSizes,
+            presets: presets.isEmpty ? Self.list(environment["IMAGO_PRESETS"], separator: ";") : presets
         )
         var logger = Logger(label: "imago.serve")
         logger.logLevel = .info
@@ -69,8 +78,8 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info("stopped; the cache's index snapshot is saved")
     }
 
-    static func list(_ value: String?) -> [String] {
-        (value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    static func list(_ value: String?, separator: Character = ",") -> [String] {
+        (value ?? "").split(separator: separator).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }
 
@@ -83,7 +92,7 @@ struct ServeSettings {
 
     init(
         bind: String, cache: String, allowedSources: [String], allowedNetworks: [String],
-        keys: String?, salts: String?, allowUnsigned: Bool
+        keys: String?, salts: String?, allowUnsigned: Bool, allowedSizes: [String] = [], presets: [String] = []
     ) throws {
         guard let colon = bind.lastIndex(of: ":"), let port = Int(bind[bind.index(after: colon)...]), (0...65_535).contains(port) else {
             throw ValidationError("bind address \(bind): expected HOST:PORT")
@@ -106,10 +115,31 @@ struct ServeSettings {
             }
         default: throw ValidationError("IMAGO_KEY and IMAGO_SALT must be set together")
         }
+        var sizes: Set<ImageSize> = []
+        for text in allowedSizes {
+            let sides = text.lowercased().split(separator: "x").map { Int($0) }
+            guard sides.count == 2, let width = sides[0], let height = sides[1], width >= 0, height >= 0 else {
+                throw ValidationError("allowed size \(text): expected WIDTHxHEIGHT")
+            }
+            sizes.insert(ImageSize(width: width, height: height))
+        }
+        var presetOptions: [String: [Substring]] = [:]
+        for text in presets {
+            guard let equals = text.firstIndex(of: "="), equals != text.startIndex else { throw ValidationError("preset \(text): expected NAME=OPTIONS") }
+            let segments = text[text.index(after: equals)...].split(separator: "/")
+            do {
+                _ = try ProcessingOptions(segments: segments)
+            } catch {
+                throw ValidationError("preset \(text): \(error)")
+            }
+            presetOptions[String(text[..<equals])] = segments
+        }
         configuration = ImageService.Configuration(
             signing: signing,
             allowsUnsigned: allowUnsigned,
+            allowedSizes: sizes,
             sourcePolicy: SourcePolicy(allowedPrefixes: allowedSources, allowedNetworks: networks),
+            presets: presetOptions,
             cacheFolder: cache
         )
     }

@@ -9,6 +9,10 @@ extension ImageService {
         public var signing: URLSigning?
         /// Whether unsigned URLs (signature segment `unsafe`) are served.
         public var allowsUnsigned: Bool
+        /// Output boxes (width x height, after the dpr) unsigned URLs may
+        /// ask for even when ``allowsUnsigned`` is off: a lighter guard than
+        /// signing against requests for arbitrary sizes.
+        public var allowedSizes: Set<ImageSize>
         /// Which sources may be fetched.
         public var sourcePolicy: SourcePolicy
         /// Named option lists for `p:name`.
@@ -50,6 +54,7 @@ extension ImageService {
         public init(
             signing: URLSigning? = nil,
             allowsUnsigned: Bool = false,
+            allowedSizes: Set<ImageSize> = [],
             sourcePolicy: SourcePolicy = SourcePolicy(),
             presets: [String: [Substring]] = [:],
             cacheFolder: String? = nil,
@@ -68,6 +73,7 @@ extension ImageService {
         ) {
             self.signing = signing
             self.allowsUnsigned = allowsUnsigned
+            self.allowedSizes = allowedSizes
             self.sourcePolicy = sourcePolicy
             self.presets = presets
             self.cacheFolder = cacheFolder

@@ -105,8 +105,8 @@ public final class ImageService: Sendable {
         let options: ProcessingOptions
         do {
             path = try ImageURLPath(request.path)
-            try checkSignature(path)
             options = try ProcessingOptions(segments: path.options, presets: configuration.presets)
+            try checkSignature(path, options: options)
         } catch let error as PathError {
             throw ServiceError(status: 400, message: error.description)
         } catch let error as OptionError {
@@ -151,10 +151,13 @@ public final class ImageService: Sendable {
         return ServiceResponse(status: 200, headers: headers, body: result.data)
     }
 
-    private func checkSignature(_ path: ImageURLPath) throws(ServiceError) {
+    private func checkSignature(_ path: ImageURLPath, options: ProcessingOptions) throws(ServiceError) {
         if path.signature == "unsafe" {
-            guard configuration.allowsUnsigned else { throw ServiceError(status: 403, message: "unsigned URLs are not accepted by this server") }
-            return
+            if configuration.allowsUnsigned { return }
+            if configuration.allowedSizes.contains(ImageSize(width: options.width, height: options.height)) { return }
+            let sizes = configuration.allowedSizes.isEmpty
+                ? "" : " (except for the sizes \(configuration.allowedSizes.map(\.description).sorted().joined(separator: ", ")))"
+            throw ServiceError(status: 403, message: "unsigned URLs are not accepted by this server\(sizes)")
         }
         guard let signing = configuration.signing else {
             throw ServiceError(status: 403, message: "this server has no signing keys: only unsigned (unsafe) URLs, if allowed")

@@ -96,6 +96,25 @@ struct ImageServiceTests {
         try await server.shutdown()
     }
 
+    @Test("allowed sizes let unsigned URLs through for those boxes only; presets expand")
+    func allowedSizesAndPresets() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
+        let folder = TemporaryDirectory()
+        let service = try ImageService(configuration: .init(
+            allowedSizes: [ImageSize(width: 32, height: 0), ImageSize(width: 64, height: 64)],
+            sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
+            presets: ["square": ["w:64", "h:64", "fit:crop"]], cacheFolder: folder.path
+        ))
+        for (options, status) in [("w:32", 200), ("w:16/dpr:2", 200), ("p:square/f:png", 200), ("w:64/h:64", 200), ("w:33", 403), ("w:64", 403)] {
+            let response = await service.respond(to: ServiceRequest(path: Self.path(options, server.url("/photo.jpg"))))
+            #expect(response.status == status, "\(options): \(String(decoding: response.body, as: UTF8.self))")
+        }
+        let square = await service.respond(to: ServiceRequest(path: Self.path("p:square/f:png", server.url("/photo.jpg"))))
+        #expect(try Self.decoded(square).size == ImageSize(width: 64, height: 64))
+        try await server.shutdown()
+    }
+
     @Test("every failure has its status and says why; none is a 500")
     func statuses() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")
