@@ -11,6 +11,7 @@ import PackageDescription
 //     swift run -c release DiskDurability [folder-parent] [stores] [rounds]
 //     swift run -c release MemoryCacheSpeed [rounds]
 //     swift run -c release Thumbnails [--memory]
+//     taskset -c 0 swift run -c release ServeThroughput
 let package = Package(
     name: "ImagoBenchmarks",
     platforms: [.macOS(.v15)],
@@ -22,6 +23,8 @@ let package = Package(
         // (retain/release counts), which these benchmarks do not use.
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // The seeded workloads and measuring helpers shared by the benchmarks.
@@ -89,6 +92,21 @@ let package = Package(
                 "CacheWorkloads",
                 "CTurboJPEGDirect",
                 .product(name: "Imago", package: "Imago"),
+            ]
+        ),
+        // Prints imago serve's thumbnail rate over HTTP next to the same
+        // transformation in a bare loop, and its result-cache hit rate and
+        // latency, in one run (pin it to one core with taskset).
+        .executableTarget(
+            name: "ServeThroughput",
+            dependencies: [
+                "CacheWorkloads",
+                .product(name: "Imago", package: "Imago"),
+                .product(name: "ImagoServer", package: "Imago"),
+                .product(name: "ImagoSandbox", package: "Imago"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
     ],
