@@ -31,14 +31,7 @@ struct DemoCommand: AsyncParsableCommand {
         let generationStart = ContinuousClock.now
         let gallery = try Gallery(count: count)
         let server = try await TestImageServer.start()
-        for (index, item) in gallery.items.enumerated() {
-            let headers = [
-                ("Content-Type", item.format.mediaType),
-                ("Cache-Control", "max-age=86400"),
-                ("ETag", "\"\(index)-\(item.data.count)\""),
-            ]
-            server.setRoute(item.path, .init(headers: headers, body: item.data))
-        }
+        server.serve(gallery)
         print("Imago demo: \(gallery.items.count) images (\(formatBytes(gallery.byteCount)), JPEG, PNG and WebP, up to 2400 px) generated in \(format(ContinuousClock.now - generationStart, in: .milliseconds)) ms")
         print("image server: http://127.0.0.1:\(server.port)/gallery/")
         print("cache folder: \(folder)/cache\n")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Imago
+import ImagoSandbox
 import ImagoServer
 import Logging
 import Metrics
@@ -15,8 +16,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve thumbnails of remote images: /{signature}/{options}/{source}.",
         discussion: """
             Environment: IMAGO_BIND, IMAGO_CACHE, IMAGO_ALLOWED_SOURCES and IMAGO_ALLOWED_SOURCE_NETWORKS \
-            (comma-separated) stand for the flags; IMAGO_KEY and IMAGO_SALT (hex, comma-separated pairs \
-            for rotation) sign URLs. A flag wins over its variable.
+            (comma-separated), IMAGO_MAX_AGE, IMAGO_ERROR_MAX_AGE and IMAGO_DRAIN_TIMEOUT stand for the flags; IMAGO_KEY and \
+            IMAGO_SALT (hex, comma-separated pairs for rotation) sign URLs. A flag wins over its variable.
             """
     )
 
@@ -41,9 +42,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("preset"), help: "NAME=OPTIONS, e.g. thumb=w:256/h:256/fit:crop, for p:NAME; repeatable (IMAGO_PRESETS, ';'-separated).")
     var presets: [String] = []
 
+    @Option(name: .customLong("max-age"), help: "Cache-Control max-age of images, in seconds, at most the source's remaining freshness (IMAGO_MAX_AGE; default 86400).")
+    var maxAge: Int?
+
+    @Option(name: .customLong("error-max-age"), help: "Cache-Control max-age of error answers, in seconds (IMAGO_ERROR_MAX_AGE; default 10).")
+    var errorMaxAge: Int?
+
+    @Option(name: .customLong("drain-timeout"), help: "Seconds the requests in flight get to finish after SIGTERM (IMAGO_DRAIN_TIMEOUT; default 30).")
+    var drainTimeout: Int?
+
+    @Flag(help: "Also serve a generated gallery as the source, and pages at / with its thumbnails (unsigned URLs allowed; sources limited to the gallery unless --allowed-sources is given).")
+    var demo = false
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let settings = try ServeSettings(
+        var settings = try ServeSettings(
             bind: bind ?? environment["IMAGO_BIND"] ?? "127.0.0.1:8080",
             cache: cache ?? environment["IMAGO_CACHE"] ?? Terminal.defaultCacheFolder + "/serve",
             allowedSources: allowedSources.isEmpty ? Self.list(environment["IMAGO_ALLOWED_SOURCES"]) : allowedSources,
@@ -52,8 +65,13 @@ struct ServeCommand: AsyncParsableCommand {
             salts: environment["IMAGO_SALT"],
             allowUnsigned: allowUnsigned,
             allowedSizes: allowedSizes.isEmpty ? Self.list(environment["IMAGO_ALLOWED_SIZES"]) : allowedSizes,
-            presets: presets.isEmpty ? Self.list(environment["IMAGO_PRESETS"], separator: ";") : presets
+            presets: presets.isEmpty ? Self.list(environment["IMAGO_PRESETS"], separator: ";") : presets,
+            maxAge: maxAge ?? environment["IMAGO_MAX_AGE"].map { try Self.seconds($0, "IMAGO_MAX_AGE") },
+            errorMaxAge: errorMaxAge ?? environment["IMAGO_ERROR_MAX_AGE"].map { try Self.seconds($0, "IMAGO_ERROR_MAX_AGE") },
+            drainTimeout: drainTimeout ?? environment["IMAGO_DRAIN_TIMEOUT"].map { try Self.seconds($0, "IMAGO_DRAIN_TIMEOUT") }
         )
+        // Kept until the server stops: the demo's source.
+        let origin = demo ? try await Self.startDemo(&settings) : nil
         var logger = Logger(label: "imago.serve")
         logger.logLevel = .info
         // One registry for the service's metrics and the pipeline's (swift-metrics).
@@ -70,12 +88,48 @@ struct ServeCommand: AsyncParsableCommand {
         if settings.configuration.signing == nil, !settings.configuration.allowsUnsigned {
             logger.warning("no IMAGO_KEY/IMAGO_SALT and no --allow-unsigned: every image URL will be refused")
         }
-        let app = ImageServer.application(service: service, host: settings.host, port: settings.port, logger: logger)
+        let host = settings.host
+        let app = ImageServer.application(service: service, host: host, port: settings.port, logger: logger) { [demo] port in
+            // One line on stdout that scripts wait for (the port may have been 0).
+            print(demo ? "demo: http://\(host):\(port)/" : "imago serve: listening on http://\(host):\(port)/")
+            fflush(nil)
+        }
         // Returns once SIGTERM or SIGINT has stopped the server and the
-        // requests in flight have been answered.
-        try await app.runService()
+        // requests in flight have been answered, or the drain timeout has
+        // cancelled the rest.
+        do {
+            try await ImageServer.serviceGroup(app, drainTimeout: settings.drainTimeout, logger: logger).run()
+        } catch is CancellationError {
+            logger.warning("requests still running after the drain timeout were cancelled")
+        }
         service.close()
+        try await origin?.shutdown()
         logger.info("stopped; the cache's index snapshot is saved")
+    }
+
+    /// Starts the demo's source (a generated gallery on 127.0.0.1) and
+    /// opens the service to it: that address, unsigned URLs, and the pages.
+    private static func startDemo(_ settings: inout ServeSettings) async throws -> TestImageServer {
+        let gallery = try Gallery(count: 48)
+        let origin = try await TestImageServer.start(host: "127.0.0.1")
+        origin.serve(gallery)
+        var configuration = settings.configuration
+        configuration.allowsUnsigned = true
+        if let loopback = IPNetwork("127.0.0.1/32") { configuration.sourcePolicy.allowedNetworks.append(loopback) }
+        // With no prefixes of the user's, unsigned URLs could reach any
+        // loopback port: the demo keeps them to its gallery.
+        configuration.sourcePolicy.allowedPrefixes.append(origin.url("/gallery/").absoluteString)
+        configuration.demo = DemoSite(
+            sources: gallery.items.map { DemoSite.Source(url: origin.url($0.path), width: $0.width, height: $0.height) },
+            signing: configuration.signing
+        )
+        settings.configuration = configuration
+        return origin
+    }
+
+    static func seconds(_ text: String, _ name: String) throws -> Int {
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else { throw ValidationError("\(name) \(text): expected seconds") }
+        return value
     }
 
     static func list(_ value: String?, separator: Character = ",") -> [String] {
@@ -88,12 +142,18 @@ struct ServeCommand: AsyncParsableCommand {
 struct ServeSettings {
     var host: String
     var port: Int
+    var drainTimeout: Duration
     var configuration: ImageService.Configuration
 
     init(
         bind: String, cache: String, allowedSources: [String], allowedNetworks: [String],
-        keys: String?, salts: String?, allowUnsigned: Bool, allowedSizes: [String] = [], presets: [String] = []
+        keys: String?, salts: String?, allowUnsigned: Bool, allowedSizes: [String] = [], presets: [String] = [],
+        maxAge: Int? = nil, errorMaxAge: Int? = nil, drainTimeout: Int? = nil
     ) throws {
+        guard (maxAge ?? 0) >= 0 else { throw ValidationError("max-age \(maxAge ?? 0): expected 0 or more seconds") }
+        guard (errorMaxAge ?? 0) >= 0 else { throw ValidationError("error max-age \(errorMaxAge ?? 0): expected 0 or more seconds") }
+        guard (drainTimeout ?? 1) > 0 else { throw ValidationError("drain timeout \(drainTimeout ?? 0): expected 1 or more seconds") }
+        self.drainTimeout = .seconds(drainTimeout ?? 30)
         guard let colon = bind.lastIndex(of: ":"), let port = Int(bind[bind.index(after: colon)...]), (0...65_535).contains(port) else {
             throw ValidationError("bind address \(bind): expected HOST:PORT")
         }
@@ -140,7 +200,9 @@ struct ServeSettings {
             allowedSizes: sizes,
             sourcePolicy: SourcePolicy(allowedPrefixes: allowedSources, allowedNetworks: networks),
             presets: presetOptions,
-            cacheFolder: cache
+            cacheFolder: cache,
+            maxAge: maxAge ?? 86_400,
+            errorMaxAge: errorMaxAge ?? 10
         )
     }
 }

@@ -70,3 +70,18 @@ public struct Gallery: Sendable {
         return canvas.image
     }
 }
+
+extension TestImageServer {
+    /// Serves every image of `gallery` under its path, with its media
+    /// type, a day's max-age and a strong ETag, as a CDN would.
+    public func serve(_ gallery: Gallery) {
+        for (index, item) in gallery.items.enumerated() {
+            let headers = [
+                ("Content-Type", item.format.mediaType),
+                ("Cache-Control", "max-age=86400"),
+                ("ETag", "\"\(index)-\(item.data.count)\""),
+            ]
+            setRoute(item.path, .init(headers: headers, body: item.data))
+        }
+    }
+}

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// `imago serve`: the ``ImageService`` behind Hummingbird's HTTP/1.1 server,
 /// with an access log line per request. Run it with `runService()`, which
@@ -24,6 +25,16 @@ public enum ImageServer {
         )
     }
 
+    /// What runs `app` until SIGTERM or SIGINT (or a triggered graceful
+    /// shutdown), then stops accepting connections and gives the requests
+    /// in flight `drainTimeout` to be answered; those still running then
+    /// are cancelled.
+    public static func serviceGroup(_ app: some ApplicationProtocol, drainTimeout: Duration, logger: Logger) -> ServiceGroup {
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = drainTimeout
+        return ServiceGroup(configuration: configuration)
+    }
+
     static func respond(to request: Request, service: ImageService, logger: Logger) async -> Response {
         let start = ContinuousClock.now
         let requestID = request.headers[values: .init("X-Request-ID")!].first.flatMap(Self.wellFormedRequestID) ?? UUID().uuidString
@@ -39,6 +50,7 @@ public enum ImageServer {
         let elapsed = start.duration(to: .now)
         logger.info("\(request.method.rawValue) \(request.uri.path) \(answer.status)", metadata: [
             "status": "\(answer.status)",
+            "cache": "\(answer.cacheOutcome?.rawValue ?? "-")",
             "bytes": "\(answer.header("Content-Length") ?? String(answer.body.count))",
             "ms": "\(String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))",
             "request_id": "\(requestID)",

@@ -50,6 +50,8 @@ extension ImageService {
         /// source's header before its decode starts; a decode that does
         /// not fit waits. Default: a quarter of the process's ``MemoryBudget``.
         public var decodeMemoryBudget: Int
+        /// The demo's pages (`/` and `/demo/N`); nil outside the demo.
+        public var demo: DemoSite?
 
         public init(
             signing: URLSigning? = nil,
@@ -69,7 +71,8 @@ extension ImageService {
             queueTimeout: Duration = .seconds(10),
             resultCacheSize: Int = MemoryCache<String, Data>.Configuration.defaultCostLimit,
             resultLifetime: Duration = .seconds(3_600),
-            decodeMemoryBudget: Int = Int(min(MemoryBudget.current.bytes / 4, UInt64(Int.max)))
+            decodeMemoryBudget: Int = Int(min(MemoryBudget.current.bytes / 4, UInt64(Int.max))),
+            demo: DemoSite? = nil
         ) {
             self.signing = signing
             self.allowsUnsigned = allowsUnsigned
@@ -89,6 +92,7 @@ extension ImageService {
             self.resultCacheSize = resultCacheSize
             self.resultLifetime = resultLifetime
             self.decodeMemoryBudget = decodeMemoryBudget
+            self.demo = demo
         }
     }
 }
@@ -113,14 +117,27 @@ public struct ServiceRequest: Sendable {
 
 /// What the service answers.
 public struct ServiceResponse: Sendable {
+    /// Where an image answer came from, for the access log.
+    public enum CacheOutcome: String, Sendable {
+        /// The result cache had a fresh answer.
+        case hit
+        /// The source came back unchanged and the kept answer was renewed.
+        case revalidated
+        /// The answer was made from the source (or joined the request making it).
+        case miss
+    }
+
     public var status: Int
     public var headers: [(String, String)]
     public var body: Data
+    /// For image answers: where the answer came from; nil for errors and other routes.
+    public var cacheOutcome: CacheOutcome?
 
-    public init(status: Int, headers: [(String, String)], body: Data) {
+    public init(status: Int, headers: [(String, String)], body: Data, cacheOutcome: CacheOutcome? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.cacheOutcome = cacheOutcome
     }
 
     /// The first header named `name`, case-insensitively.

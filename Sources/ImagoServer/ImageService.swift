@@ -80,6 +80,8 @@ public final class ImageService: Sendable {
         switch request.path {
         case _ where request.method != "GET" && request.method != "HEAD":
             response = .error(405, "only GET and HEAD are served", maxAge: configuration.errorMaxAge, extraHeaders: [("Allow", "GET, HEAD")])
+        case let path where configuration.demo?.serves(path) == true:
+            response = configuration.demo?.page(path) ?? .error(404, "no such demo page", maxAge: configuration.errorMaxAge)
         case "/health": response = ServiceResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")], body: Data("ok\n".utf8))
         case "/metrics":
             response = ServiceResponse(
@@ -126,16 +128,19 @@ public final class ImageService: Sendable {
         let format = Self.outputFormat(options.format, accept: accept)
         let key = ResultCache.key(source: url, options: options, format: format)
         let result: EncodedResult
+        let outcome: ServiceResponse.CacheOutcome
         let kept = await results.cached(key)
         if let kept, ContinuousClock.now < kept.expires {
             metrics.resultCacheHit()
             result = kept
+            outcome = .hit
         } else {
             result = try await results.result(for: key) { [self] () throws(ServiceError) in
                 try await admission.run { () throws(ServiceError) in
                     try await makeResult(url, options: options, format: format, previous: kept)
                 }
             }
+            outcome = kept?.etag == result.etag ? .revalidated : .miss
         }
         var headers: [(String, String)] = [
             ("Content-Type", result.mediaType),
@@ -144,11 +149,23 @@ public final class ImageService: Sendable {
         ]
         if let lastModified = result.lastModified { headers.append(("Last-Modified", lastModified)) }
         if options.format == .auto { headers.append(("Vary", "Accept")) }
-        if let match = request.header("If-None-Match"),
-           match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == result.etag }) {
-            return ServiceResponse(status: 304, headers: headers, body: Data())
+        let status = Self.isNotModified(request, etag: result.etag, lastModified: result.lastModified) ? 304 : 200
+        return ServiceResponse(status: status, headers: headers, body: status == 304 ? Data() : result.data, cacheOutcome: outcome)
+    }
+
+    /// Whether the client's copy is current (RFC 9110 §13.1): a matching
+    /// If-None-Match, or, only when there is none, an If-Modified-Since no
+    /// earlier than the source's Last-Modified.
+    static func isNotModified(_ request: ServiceRequest, etag: String, lastModified: String?) -> Bool {
+        if let match = request.header("If-None-Match") {
+            return match.split(separator: ",").contains { tag in
+                let tag = tag.trimmingCharacters(in: .whitespaces)
+                return tag == "*" || tag == etag || tag == "W/" + etag
+            }
         }
-        return ServiceResponse(status: 200, headers: headers, body: result.data)
+        guard let since = request.header("If-Modified-Since").flatMap(HTTPDate.parse),
+              let modified = lastModified.flatMap(HTTPDate.parse) else { return false }
+        return modified <= since
     }
 
     private func checkSignature(_ path: ImageURLPath, options: ProcessingOptions) throws(ServiceError) {
@@ -188,6 +205,7 @@ public final class ImageService: Sendable {
             return previous.renewed(maxAge: maxAge, lifetime: lifetime)
         }
         let image = try await transform(source.data, key: url.absoluteString + "\u{0}" + validator, options: options)
+        metrics.transformed()
         let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)
         return EncodedResult(
             data: try encode(image, format: resolved, quality: options.quality), mediaType: resolved.mediaType,
@@ -243,8 +261,19 @@ public final class ImageService: Sendable {
         case .webp: return .webp
         case .avif: return .avif
         case .auto:
-            let accepted = accept.lowercased()
-            return accepted.contains("image/avif") ? .avif : accepted.contains("image/webp") ? .webp : .jpegOrPNG
+            return accepts("image/avif", accept) ? .avif : accepts("image/webp", accept) ? .webp : .jpegOrPNG
+        }
+    }
+
+    /// Whether the Accept field names `mediaType` itself with a weight above
+    /// zero. Wildcards do not count: `image/*` and `*/*` say nothing about
+    /// whether a client decodes AVIF or WebP.
+    static func accepts(_ mediaType: String, _ accept: String) -> Bool {
+        accept.split(separator: ",").contains { range in
+            let parameters = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard parameters.first == mediaType else { return false }
+            let weight = parameters.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            return weight > 0
         }
     }
 

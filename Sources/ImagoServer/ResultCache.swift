@@ -49,11 +49,18 @@ struct EncodedResult: Sendable {
 /// by signature, so differently signed URLs for the same variant share
 /// one), kept in memory and, where a folder is given, on disk (so a
 /// restarted server keeps them), with identical requests in flight made
-/// once: the first starts the work, the others wait for its result.
+/// once: the first starts the work, the others wait for its result, and
+/// the work is cancelled when every request waiting for it is.
 final class ResultCache: Sendable {
+    /// Work in flight for one key, and how many requests wait for it.
+    private struct Shared {
+        var task: Task<EncodedResult, any Error>
+        var waiters: Int
+    }
+
     private let cache: MemoryCache<String, EncodedResult>
     private let disk: DiskCache?
-    private let inFlight = Locked<[String: Task<EncodedResult, any Error>]>([:])
+    private let inFlight = Locked<[String: Shared]>([:])
     let lifetime: Duration
 
     init(costLimit: Int, lifetime: Duration, disk: DiskCache?) {
@@ -80,12 +87,15 @@ final class ResultCache: Sendable {
     func close() { disk?.close() }
 
     /// The answer for `key`: joins the work in flight for it, or starts
-    /// `make` and keeps what it returns.
+    /// `make` and keeps what it returns. A cancelled request leaves the
+    /// work; the last one to leave cancels it.
     func result(for key: String, make: @escaping @Sendable () async throws(ServiceError) -> EncodedResult) async throws(ServiceError) -> EncodedResult {
         let task = inFlight.withLock { tasks in
-            if let running = tasks[key] { return running }
-            let task = Task<EncodedResult, any Error> { [cache, disk, inFlight] in
-                defer { inFlight.withLock { $0[key] = nil } }
+            if let shared = tasks[key] {
+                tasks[key]?.waiters += 1
+                return shared.task
+            }
+            let task = Task<EncodedResult, any Error> { [cache, disk] in
                 let result = try await make()
                 cache.set(result, forKey: key, cost: result.data.count)
                 if let disk {
@@ -94,15 +104,32 @@ final class ResultCache: Sendable {
                 }
                 return result
             }
-            tasks[key] = task
+            tasks[key] = Shared(task: task, waiters: 1)
             return task
         }
-        do {
-            return try await task.value
-        } catch let error as ServiceError {
-            throw error
-        } catch {
-            throw ServiceError(status: 503, message: "the request was cancelled")
+        let hasLeft = Locked(false)
+        let leave: @Sendable () -> Void = { [inFlight] in
+            guard hasLeft.withLock({ left in defer { left = true }; return !left }) else { return }
+            let wasLast = inFlight.withLock { tasks in
+                guard let shared = tasks[key], shared.task == task else { return false }
+                if shared.waiters > 1 {
+                    tasks[key]?.waiters -= 1
+                    return false
+                }
+                tasks[key] = nil
+                return true
+            }
+            // Outside the lock: cancelling runs the work's cancellation handlers.
+            if wasLast { task.cancel() }
+        }
+        // A cancelled waiter of work that others still wait for gets its
+        // result when that work ends; the last one cancels it.
+        let outcome = await withTaskCancellationHandler { await task.result } onCancel: { leave() }
+        leave()
+        switch outcome {
+        case .success(let result): return result
+        case .failure(let error as ServiceError): throw error
+        case .failure: throw ServiceError(status: 503, message: "the request was cancelled")
         }
     }
 

@@ -3,7 +3,7 @@ import Prometheus
 
 /// The service's own metrics in a Prometheus registry, which `/metrics`
 /// prints: requests by status, their duration, the requests in flight, the
-/// transformation queue, result-cache hits. `imago serve` also bootstraps
+/// transformation queue, result-cache hits and transformations. `imago serve` also bootstraps
 /// swift-metrics with the same registry, so the pipeline's counters
 /// (`imago_memory_hits_total`, downloads, errors) come out beside them.
 public final class ServiceMetrics: Sendable {
@@ -12,6 +12,7 @@ public final class ServiceMetrics: Sendable {
     private let inFlight: Gauge
     private let queueLength: Gauge
     private let resultHits: Counter
+    private let transformations: Counter
 
     /// The counter of answers with `status` (one series per status).
     private static func requests(_ status: Int, in registry: PrometheusCollectorRegistry) -> Counter {
@@ -40,10 +41,17 @@ public final class ServiceMetrics: Sendable {
             namespace: "imago", subsystem: "result_cache", metricName: "hits", unitName: "total",
             helpText: "Answers served from the encoded-result cache"
         ))
+        transformations = registry.makeCounter(descriptor: .init(
+            namespace: "imago", metricName: "transformations", unitName: "total",
+            helpText: "Answers made by decoding, processing and encoding a source"
+        ))
     }
 
     /// Counts an answer served from the result cache.
     func resultCacheHit() { resultHits.increment() }
+
+    /// Counts an answer made from its source.
+    func transformed() { transformations.increment() }
 
     /// Counts a request in flight until the returned closure is called with its status.
     func begin() -> @Sendable (Int) -> Void {

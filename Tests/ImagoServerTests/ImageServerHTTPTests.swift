@@ -69,6 +69,43 @@ struct ImageServerHTTPTests {
         try await source.shutdown()
     }
 
+    @Test("the drain timeout: a request still running when it passes is cancelled and the server stops")
+    func drainTimeout() async throws {
+        let source = try await TestImageServer.start(host: "127.0.0.2")
+        source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
+        let folder = TemporaryDirectory()
+        // A source timeout far beyond the drain timeout: only cancellation can end the request early.
+        let service = ImageServiceTests.service(in: folder, sourceTimeout: .seconds(300))
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = ImageServer.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test")) { port in
+            portContinuation.yield(port)
+        }
+        let group = ImageServer.serviceGroup(app, drainTimeout: .milliseconds(500), logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let url = URL(string: "http://127.0.0.1:\(port)" + ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg")))!
+
+        source.holdResponses()
+        let loader = HTTPDataLoader()
+        let answer = Task { try await loader.loadData(for: DataRequest(url: url)) { _ in } }
+        await source.waitForRequests("/photo.jpg", count: 1)
+        await group.triggerGracefulShutdown()
+        // The source is still held: only the drain timeout can end the group.
+        _ = try? await running.value
+        #expect(source.requestCount("/photo.jpg") == 1)
+        let outcome = await answer.result
+        if case .success(let response) = outcome {
+            #expect(response.statusCode == 503, "\(response.statusCode): \(String(decoding: response.data, as: UTF8.self))")
+        }
+        let metrics = String(decoding: await service.respond(to: ServiceRequest(path: "/metrics")).body, as: UTF8.self)
+        #expect(!metrics.contains("status=\"504\""), "the request waited for the source timeout")
+        source.releaseResponses()
+        service.close()
+        try await loader.shutdown()
+        try await source.shutdown()
+    }
+
     @Test("request ids: plain ones are kept, anything else is not")
     func requestIDs() {
         #expect(ImageServer.wellFormedRequestID("A-b_c.9") == "A-b_c.9")

@@ -308,6 +308,7 @@ struct ImageServiceTests {
         let notModified = await service.respond(to: ServiceRequest(path: path, headers: [("If-None-Match", "\"other\", \(etag)")]))
         #expect(notModified.status == 304 && notModified.body.isEmpty)
         #expect(await service.respond(to: ServiceRequest(path: path, headers: [("If-None-Match", "\"other\"")])).status == 200)
+        #expect(get.cacheOutcome == .miss && notModified.cacheOutcome == .hit)
 
         // Requests that differ in any option or format get different bytes.
         var seen: [String: String] = [:]
@@ -317,6 +318,68 @@ struct ImageServiceTests {
             #expect(seen[tag] == nil, "\(options) shares bytes with \(seen[tag] ?? "")")
             seen[tag] = options
         }
+        try await server.shutdown()
+    }
+
+    @Test("If-Modified-Since: a 304 when the source's Last-Modified is not later, ignored when If-None-Match is sent")
+    func ifModifiedSince() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        let modified = "Tue, 24 Nov 2026 08:00:00 GMT"
+        server.setRoute("/dated.jpg", .init(
+            headers: Self.cacheable + [("Last-Modified", modified)], body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))
+        ))
+        server.setRoute("/undated.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 100, height: 80))))
+        let folder = TemporaryDirectory()
+        let service = Self.service(in: folder)
+        let path = Self.path("w:50/f:png", server.url("/dated.jpg"))
+        func status(_ headers: [(String, String)], _ path: String = path) async -> Int {
+            await service.respond(to: ServiceRequest(path: path, headers: headers)).status
+        }
+        #expect(await status([("If-Modified-Since", modified)]) == 304)
+        #expect(await status([("If-Modified-Since", "Wed, 25 Nov 2026 08:00:00 GMT")]) == 304)
+        #expect(await status([("If-Modified-Since", "Mon, 23 Nov 2026 08:00:00 GMT")]) == 200)
+        #expect(await status([("If-Modified-Since", "not a date")]) == 200)
+        // If-None-Match wins (RFC 9110 §13.1.3): a stale tag is a full answer whatever the date says.
+        #expect(await status([("If-None-Match", "\"old\""), ("If-Modified-Since", modified)]) == 200)
+        // A source without Last-Modified gives no date to compare.
+        #expect(await status([("If-Modified-Since", modified)], Self.path("w:50/f:png", server.url("/undated.jpg"))) == 200)
+        try await server.shutdown()
+    }
+
+    @Test("f:auto weighs the Accept field: q=0 refuses a format, wildcards do not offer AVIF or WebP")
+    func acceptWeights() {
+        #expect(ImageService.outputFormat(.auto, accept: "image/avif;q=0, image/webp") == .webp)
+        #expect(ImageService.outputFormat(.auto, accept: "image/avif; q=0.5,image/webp") == .avif)
+        #expect(ImageService.outputFormat(.auto, accept: "IMAGE/WEBP") == .webp)
+        #expect(ImageService.outputFormat(.auto, accept: "image/webp;q=0.0, image/*") == .jpegOrPNG)
+        #expect(ImageService.outputFormat(.auto, accept: "*/*") == .jpegOrPNG)
+        #expect(ImageService.outputFormat(.auto, accept: "image/avifx, text/image/webp") == .jpegOrPNG)
+    }
+
+    @Test("a cancelled request leaves shared work to the others; the last one to leave cancels it")
+    func cancellation() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
+        server.setRoute("/alone.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
+        let folder = TemporaryDirectory()
+        let service = Self.service(in: folder, sourceTimeout: .seconds(300))
+        server.holdResponses()
+        let path = Self.path("w:40/f:png", server.url("/photo.jpg"))
+        let leaving = Task { await service.respond(to: ServiceRequest(path: path)) }
+        let staying = Task { await service.respond(to: ServiceRequest(path: path)) }
+        await server.waitForRequests("/photo.jpg", count: 1)
+        leaving.cancel()
+        server.releaseResponses()
+        #expect(await staying.value.status == 200)
+        #expect(server.requestCount("/photo.jpg") == 1)
+
+        // Alone, a cancelled request cancels the work: it ends long before the source timeout.
+        server.holdResponses()
+        let alone = Task { await service.respond(to: ServiceRequest(path: Self.path("w:40/f:png", server.url("/alone.jpg")))) }
+        await server.waitForRequests("/alone.jpg", count: 1)
+        alone.cancel()
+        #expect(await alone.value.status == 503)
+        server.releaseResponses()
         try await server.shutdown()
     }
 }

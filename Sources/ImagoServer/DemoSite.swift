@@ -1,0 +1,144 @@
+import Foundation
+
+/// The pages of `imago serve --demo`: at `/` a grid of thumbnails of the
+/// demo's source images (1x and 2x through `srcset`, loaded lazily, in the
+/// format the browser accepts best), and at `/demo/N` the variants of image
+/// N. The image URLs are the service's own, signed when the service has
+/// keys, else unsigned, so the pages show what a client would build.
+public struct DemoSite: Sendable {
+    /// One source image of the demo.
+    public struct Source: Sendable {
+        public var url: URL
+        public var width: Int
+        public var height: Int
+
+        public init(url: URL, width: Int, height: Int) {
+            self.url = url
+            self.width = width
+            self.height = height
+        }
+    }
+
+    /// The variants each image's page shows: a caption and the options.
+    static let variants: [(String, String)] = [
+        ("fit in 512x512", "w:512/h:512/f:auto"),
+        ("cropped to 400x200", "w:400/h:200/fit:crop/f:auto"),
+        ("gray", "w:320/gray/f:auto"),
+        ("blurred", "w:320/blur:6/f:auto"),
+        ("rounded corners", "w:320/h:320/fit:crop/r:40/f:auto"),
+        ("JPEG", "w:320/f:jpeg/q:80"),
+        ("PNG", "w:320/f:png"),
+        ("WebP", "w:320/f:webp/q:80"),
+        ("AVIF", "w:320/f:avif/q:60"),
+    ]
+
+    static let thumbnailSide = 256
+
+    public let sources: [Source]
+    private let signing: URLSigning?
+
+    /// Pages for `sources`; URLs are signed with `signing`'s first key when
+    /// given, else marked `unsafe`.
+    public init(sources: [Source], signing: URLSigning? = nil) {
+        self.sources = sources
+        self.signing = signing
+    }
+
+    /// Whether `path` is one of the demo's routes (answered even when it
+    /// names no page, with a 404).
+    func serves(_ path: String) -> Bool {
+        path == "/" || path.hasPrefix("/demo/")
+    }
+
+    /// The page at `path`, or nil when there is none.
+    func page(_ path: String) -> ServiceResponse? {
+        if path == "/" { return Self.html(index()) }
+        guard path.hasPrefix("/demo/"), let number = Int(path.dropFirst("/demo/".count)), sources.indices.contains(number) else {
+            return nil
+        }
+        return Self.html(imagePage(number))
+    }
+
+    /// The service's URL for `source` with `options`.
+    func imageURL(_ source: Source, options: String) -> String {
+        let rest = "/" + options + "/" + URLSigning.base64URL(Array(source.url.absoluteString.utf8))
+        return "/" + (signing?.signature(for: rest) ?? "unsafe") + rest
+    }
+
+    private func index() -> String {
+        let side = Self.thumbnailSide
+        let items = sources.enumerated().map { number, source in
+            let options = "w:\(side)/h:\(side)/fit:crop"
+            let oneX = imageURL(source, options: options + "/f:auto")
+            let twoX = imageURL(source, options: options + "/dpr:2/f:auto")
+            return """
+                <a href="/demo/\(number)"><img class="thumb" src="\(Self.escaped(oneX))" srcset="\(Self.escaped(oneX)) 1x, \(Self.escaped(twoX)) 2x" \
+                loading="lazy" width="\(side)" height="\(side)" alt="image \(number), \(source.width)x\(source.height)"></a>
+                """
+        }
+        return Self.document(
+            title: "Imago demo",
+            body: """
+                <h1>Imago demo</h1>
+                <p>\(sources.count) images from a local source, as \(side) px thumbnails made by <code>imago serve</code> \
+                in the best format this browser accepts. Choose one for its variants; <a href="/metrics">/metrics</a> counts \
+                what was transformed and what came from the result cache.</p>
+                <div class="grid">
+                \(items.joined(separator: "\n"))
+                </div>
+                """
+        )
+    }
+
+    private func imagePage(_ number: Int) -> String {
+        let source = sources[number]
+        let figures = Self.variants.map { caption, options in
+            """
+            <figure><img class="variant" src="\(Self.escaped(imageURL(source, options: options)))" alt="\(caption)">\
+            <figcaption>\(caption)<br><code>\(options)</code></figcaption></figure>
+            """
+        }
+        return Self.document(
+            title: "Imago demo: image \(number)",
+            body: """
+                <p><a href="/">All images</a></p>
+                <h1>Image \(number)</h1>
+                <p>Source: <a href="\(Self.escaped(source.url.absoluteString))">\(Self.escaped(source.url.lastPathComponent))</a>, \
+                \(source.width)x\(source.height).</p>
+                <div class="variants">
+                \(figures.joined(separator: "\n"))
+                </div>
+                """
+        )
+    }
+
+    private static func document(title: String, body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(title)</title>
+        <style>
+        body { font-family: system-ui, sans-serif; margin: 1.5rem; background: #f4f4f2; color: #222; }
+        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(128px, 1fr)); gap: 8px; }
+        .grid img { width: 100%; height: auto; display: block; border-radius: 4px; background: #ddd; }
+        .variants { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-end; }
+        figure { margin: 0; } figcaption { font-size: 0.8rem; color: #555; }
+        </style></head>
+        <body>
+        \(body)
+        </body></html>
+
+        """
+    }
+
+    private static func html(_ text: String) -> ServiceResponse {
+        ServiceResponse(
+            status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")], body: Data(text.utf8)
+        )
+    }
+
+    static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}
