@@ -40,6 +40,11 @@ sheet=$(echo "$output" | sed -n 's/^contact sheet: \(.*\.png\) .*/\1/p')
 [ -s "$sheet" ] || { echo "demo: contact sheet missing" >&2; exit 1; }
 rm -rf "$(dirname "$sheet")"
 
+echo "== imago serve --demo in headless Chromium"
+# Every thumbnail loads as AVIF or WebP, the screenshot is not blank, and
+# reloads cost no transformation (scripts/browser_test.py).
+scripts/browser-test.sh
+
 echo "== imago cache demo"
 output=$(swift run imago cache demo --count 300 --size-limit 4)
 echo "$output"

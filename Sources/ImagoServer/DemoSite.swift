@@ -120,7 +120,7 @@ public struct DemoSite: Sendable {
         <style>
         body { font-family: system-ui, sans-serif; margin: 1.5rem; background: #f4f4f2; color: #222; }
         .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(128px, 1fr)); gap: 8px; }
-        .grid img { width: 100%; height: auto; display: block; border-radius: 4px; background: #ddd; }
+        .grid img { width: 100%; height: auto; aspect-ratio: 1; object-fit: cover; display: block; border-radius: 4px; background: #ddd; }
         .variants { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-end; }
         figure { margin: 0; } figcaption { font-size: 0.8rem; color: #555; }
         </style></head>
