@@ -157,6 +157,10 @@ struct ImageServiceTests {
         ))
         let endless = await small.respond(to: ServiceRequest(path: Self.path("w:10", server.url("/endless"))))
         #expect(endless.status == 413, "\(String(decoding: endless.body, as: UTF8.self))")
+        // A gzip bomb: 16 KiB on the wire, 16 MiB inflated, refused as it inflates past the limit.
+        server.setRoute("/bomb", .init(headers: [("Content-Encoding", "gzip")], body: try gzipped(Data(count: 16 << 20))))
+        let bomb = await small.respond(to: ServiceRequest(path: Self.path("w:10", server.url("/bomb"))))
+        #expect(bomb.status == 413, "\(String(decoding: bomb.body, as: UTF8.self))")
         for (path, status, says) in cases {
             let response = await service.respond(to: ServiceRequest(path: path))
             let text = String(decoding: response.body, as: UTF8.self)

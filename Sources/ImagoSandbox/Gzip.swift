@@ -1,10 +1,9 @@
 import Foundation
-import ImagoSandbox
 
 /// `data` compressed by the system's gzip (part of every Debian system), for
 /// Content-Encoding tests: the tests make their compressed bodies rather than
 /// carry binary files.
-func gzipped(_ data: Data) throws -> Data {
+public func gzipped(_ data: Data) throws -> Data {
     let folder = TemporaryDirectory("imago-gzip")
     let input = folder.appending("body")
     try data.write(to: URL(fileURLWithPath: input))
@@ -22,7 +21,7 @@ func gzipped(_ data: Data) throws -> Data {
 
 /// `data` in the zlib format of HTTP's "deflate" coding (RFC 1950), built
 /// from stored (uncompressed) deflate blocks: enough to test the decoding path.
-func zlibStored(_ data: Data) -> Data {
+public func zlibStored(_ data: Data) -> Data {
     var output = Data([0x78, 0x01])
     let bytes = [UInt8](data)
     var offset = 0
