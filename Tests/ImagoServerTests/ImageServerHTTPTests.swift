@@ -42,20 +42,7 @@ struct ImageServerHTTPTests {
         source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
         let folder = TemporaryDirectory()
         let service = ImageServiceTests.service(in: folder)
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = ImageServer.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test")) { port in
-            portContinuation.yield(port)
-        }
-        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
-        let running = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
-        let url = URL(string: "http://127.0.0.1:\(port)" + ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg")))!
-
-        source.holdResponses()
-        let loader = HTTPDataLoader()
-        let answer = Task { try await loader.loadData(for: DataRequest(url: url)) { _ in } }
-        await source.waitForRequests("/photo.jpg", count: 1)
+        let (group, running, answer, loader) = try await Self.holdOneRequest(service, source: source, drainTimeout: .seconds(600))
         await group.triggerGracefulShutdown()
         source.releaseResponses()
         let response = try await answer.value
@@ -76,20 +63,7 @@ struct ImageServerHTTPTests {
         let folder = TemporaryDirectory()
         // A source timeout far beyond the drain timeout: only cancellation can end the request early.
         let service = ImageServiceTests.service(in: folder, sourceTimeout: .seconds(300))
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = ImageServer.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test")) { port in
-            portContinuation.yield(port)
-        }
-        let group = ImageServer.serviceGroup(app, drainTimeout: .milliseconds(500), logger: Logger(label: "test"))
-        let running = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
-        let url = URL(string: "http://127.0.0.1:\(port)" + ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg")))!
-
-        source.holdResponses()
-        let loader = HTTPDataLoader()
-        let answer = Task { try await loader.loadData(for: DataRequest(url: url)) { _ in } }
-        await source.waitForRequests("/photo.jpg", count: 1)
+        let (group, running, answer, loader) = try await Self.holdOneRequest(service, source: source, drainTimeout: .milliseconds(500))
         await group.triggerGracefulShutdown()
         // The source is still held: only the drain timeout can end the group.
         _ = try? await running.value
@@ -104,6 +78,28 @@ struct ImageServerHTTPTests {
         service.close()
         try await loader.shutdown()
         try await source.shutdown()
+    }
+
+    /// Serves `service` on a random loopback port, run by the group `imago
+    /// serve` runs it in, and sends it one request for `/photo.jpg` of
+    /// `source`, which is held at the source until the test releases it.
+    static func holdOneRequest(
+        _ service: ImageService, source: TestImageServer, drainTimeout: Duration
+    ) async throws -> (ServiceGroup, Task<Void, any Error>, Task<DataLoadingResponse, any Error>, HTTPDataLoader) {
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = ImageServer.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test")) { port in
+            portContinuation.yield(port)
+        }
+        let group = ImageServer.serviceGroup(app, drainTimeout: drainTimeout, logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let url = URL(string: "http://127.0.0.1:\(port)" + ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg")))!
+        source.holdResponses()
+        let loader = HTTPDataLoader()
+        let answer = Task { try await loader.loadData(for: DataRequest(url: url)) { _ in } }
+        await source.waitForRequests("/photo.jpg", count: 1)
+        return (group, running, answer, loader)
     }
 
     @Test("request ids: plain ones are kept, anything else is not")
