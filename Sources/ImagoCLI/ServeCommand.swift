@@ -97,13 +97,17 @@ struct ServeCommand: AsyncParsableCommand {
         // Returns once SIGTERM or SIGINT has stopped the server and the
         // requests in flight have been answered, or the drain timeout has
         // cancelled the rest.
+        let stopped: Result<Void, any Error>
         do {
             try await ImageServer.serviceGroup(app, drainTimeout: settings.drainTimeout, logger: logger).run()
-        } catch is CancellationError {
-            logger.warning("requests still running after the drain timeout were cancelled")
+            stopped = .success(())
+        } catch {
+            stopped = .failure(error)
         }
+        // Whatever stopped it (a signal, a port already taken), the caches are closed whole.
         service.close()
-        try await origin?.shutdown()
+        try? await origin?.shutdown()
+        try stopped.get()
         logger.info("stopped; the cache's index snapshot is saved")
     }
 
