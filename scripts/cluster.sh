@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# imago serve at scale: N instances (own ports and cache folders, the same
+# signing keys) behind nginx, loaded with wrk through nginx, one instance
+# killed with SIGKILL in the middle and restarted later. Two phases with the
+# same load and fresh caches: the upstream chosen by consistent hashing of
+# the URL (the kill happens here), then round robin for comparison. Prints
+# per phase: requests and failures seen by the client, each instance's share
+# of the upstream requests, nginx's cache hit ratio, and the disk entries per
+# instance with their duplication factor (entries over all instances ÷
+# distinct entries); ends with `failed requests: N` (both phases) and
+# `duplication factor: X` (the result caches, consistent-hash phase).
+# Exits 1 if any client request failed, or a phase got no answer at all.
+# Behind one nginx cache each variant of an image reaches an instance about
+# once whatever the balancing, so the result caches hardly duplicate under
+# round robin either; the source caches show the difference (every
+# instance that answers a variant of an image fetches and keeps its source).
+#   --duration N   seconds of load per phase (default 20)
+#   --instances N  imago serve instances per phase (default 3)
+#   IMAGO_BIN      the imago binary (default .build/debug/imago, from `swift build`)
+# Installs what it needs when missing (Debian's nginx, wrk, python3-pil,
+# curl). Everything it makes is in one temporary folder, removed at exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+duration=20
+instances=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) duration=${2:?--duration needs a number of seconds}; shift 2 ;;
+    --instances) instances=${2:?--instances needs a number}; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "cluster.sh: unknown argument $1 (see --help)" >&2; exit 64 ;;
+  esac
+done
+if ! [[ "$duration" =~ ^[0-9]+$ ]] || [ "$duration" -lt 5 ]; then echo "cluster.sh: --duration must be a whole number of seconds, at least 5 (got $duration)" >&2; exit 64; fi
+if ! [[ "$instances" =~ ^[0-9]+$ ]] || [ "$instances" -lt 2 ]; then echo "cluster.sh: --instances must be at least 2, one to kill and one to take over (got $instances)" >&2; exit 64; fi
+imago=${IMAGO_BIN:-.build/debug/imago}
+[ -x "$imago" ] || { echo "cluster.sh: no imago binary at $imago (run swift build, or set IMAGO_BIN)" >&2; exit 1; }
+imago=$(realpath "$imago")
+started=$SECONDS
+
+packages=(nginx wrk python3-pil curl)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  echo "cluster.sh: installing ${missing[*]}" >&2
+  "${sudo[@]}" apt-get update -qq
+  # Installing nginx may start the system's own nginx on port 80; this
+  # script never uses it and leaves it as the package set it up.
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+python=/usr/bin/python3 # Debian's, which has python3-pil, whatever else is on PATH
+helper=scripts/cluster/cluster.py
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/imago-cluster.XXXXXX")
+pids=()      # every imago serve and the nginx this script started
+wrk_pid=
+
+# Stops `pid` with `signal`, then SIGKILL if it is still there after
+# `seconds`.
+stop() {
+  local pid=$1 signal=$2 seconds=$3 deadline
+  kill -"$signal" "$pid" 2>/dev/null || return 0
+  deadline=$((SECONDS + seconds))
+  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+  local status=$?
+  [ -z "$wrk_pid" ] || stop "$wrk_pid" TERM 5
+  for pid in "${pids[@]}"; do stop "$pid" TERM 30; done
+  rm -rf "$tmp"
+  exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Waits until `url` answers 200, at most `seconds`; fails at once if
+# process `pid` has ended (its log says why).
+wait_ready() {
+  local url=$1 pid=$2 seconds=$3 log=$4 deadline=$((SECONDS + $3))
+  until curl -fs --max-time 2 -o /dev/null "$url"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "cluster.sh: the process for $url ended before it was ready; its log:" >&2
+      tail -n 20 "$log" >&2
+      exit 1
+    fi
+    if [ $SECONDS -ge $deadline ]; then
+      echo "cluster.sh: $url not ready after $seconds s; log: " >&2
+      tail -n 20 "$log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+}
+
+# Ports: two fronts, then the instances of each phase; the source on 127.0.0.2.
+read -r -a ports <<<"$("$python" "$helper" ports $((2 + 2 * instances)))"
+source_port=$("$python" "$helper" ports --host 127.0.0.2 1)
+hash_port=${ports[0]}
+round_robin_port=${ports[1]}
+hash_ports=("${ports[@]:2:instances}")
+round_robin_ports=("${ports[@]:2+instances:instances}")
+
+# The source images and the request list, signed with keys made for this run.
+key=$("$python" -c 'import secrets; print(secrets.token_hex(32))')
+salt=$("$python" -c 'import secrets; print(secrets.token_hex(16))')
+image_count=400
+"$python" "$helper" images "$tmp/images" "$image_count"
+"$python" "$helper" requests "$tmp/requests.txt" --images "$image_count" --count 20000 \
+  --source-base "http://127.0.0.2:$source_port" --key "$key" --salt "$salt"
+
+servers() {
+  local port
+  for port in "$@"; do
+    # A failed instance is left alone for 3 s (then tried again), so a
+    # restarted one gets its share back soon.
+    printf 'server 127.0.0.1:%s max_fails=1 fail_timeout=3s; ' "$port"
+  done
+}
+user=
+[ "$(id -u)" -ne 0 ] || user="user root;" # workers must reach the temporary folder, which is root's
+mkdir -p "$tmp"/nginx-temp
+sed -e "s|@DIR@|$tmp|g" -e "s|@USER@|$user|" -e "s|@SOURCE_PORT@|$source_port|" \
+  -e "s|@HASH_PORT@|$hash_port|" -e "s|@ROUND_ROBIN_PORT@|$round_robin_port|" -e "s|@INSTANCES@|$instances|" \
+  -e "s|@HASH_SERVERS@|$(servers "${hash_ports[@]}")|" -e "s|@ROUND_ROBIN_SERVERS@|$(servers "${round_robin_ports[@]}")|" \
+  scripts/cluster/nginx.conf.template >"$tmp/nginx.conf"
+nginx -q -t -e "$tmp/nginx-error.log" -p "$tmp/" -c "$tmp/nginx.conf" || { cat "$tmp/nginx-error.log" >&2; exit 1; }
+nginx -e "$tmp/nginx-error.log" -p "$tmp/" -c "$tmp/nginx.conf" -g "daemon off;" &
+nginx_pid=$!
+pids+=("$nginx_pid")
+wait_ready "http://127.0.0.1:$hash_port/nginx-health" "$nginx_pid" 30 "$tmp/nginx-error.log"
+wait_ready "http://127.0.0.2:$source_port/0.jpg" "$nginx_pid" 30 "$tmp/nginx-error.log"
+
+# Starts one instance; its pid in `instance_pid`.
+start_instance() {
+  local port=$1 folder=$2 log=$3
+  IMAGO_KEY=$key IMAGO_SALT=$salt "$imago" serve --bind "127.0.0.1:$port" --cache "$folder" \
+    --allowed-sources "http://127.0.0.2:$source_port/" --allow-source-network 127.0.0.2/32 >>"$log" 2>&1 &
+  instance_pid=$!
+  disown "$instance_pid" # no "Killed" line from bash when the kill lands
+  pids+=("$instance_pid")
+}
+
+connections=8
+threads=2
+
+# One phase: start the instances, load through the front for `duration`
+# seconds (killing and restarting one instance if `kill` is yes), stop the
+# instances (so their folders are complete), print the phase's report.
+run_phase() {
+  local name=$1 title=$2 front=$3 kill=$4
+  shift 4
+  local phase_ports=("$@") folders=() addresses=() instance_pids=() index victim='' restarted_at=0 event=''
+  for index in "${!phase_ports[@]}"; do
+    folders+=("$tmp/$name-$index")
+    addresses+=("127.0.0.1:${phase_ports[$index]}")
+    start_instance "${phase_ports[$index]}" "$tmp/$name-$index" "$tmp/$name-$index.log"
+    instance_pids+=("$instance_pid")
+  done
+  for index in "${!phase_ports[@]}"; do
+    wait_ready "http://${addresses[$index]}/health" "${instance_pids[$index]}" 60 "$tmp/$name-$index.log"
+  done
+
+  timeout $((duration + 60)) wrk -t"$threads" -c"$connections" -d"${duration}s" --timeout 30s \
+    -s scripts/cluster/load.lua "http://127.0.0.1:$front" -- "$tmp/requests.txt" "$threads" >"$tmp/wrk-$name.txt" 2>&1 &
+  wrk_pid=$!
+  local load_started=$SECONDS
+  if [ "$kill" = yes ]; then
+    # The kill lands at 2/5 of the load and the restart at 3/5: these
+    # sleeps only place the events in time; readiness is polled.
+    victim=$(( ${#phase_ports[@]} / 2 ))
+    sleep "$(awk -v d="$duration" 'BEGIN { print d * 0.4 }')"
+    kill -KILL "${instance_pids[$victim]}"
+    local killed_at=$((SECONDS - load_started))
+    sleep "$(awk -v d="$duration" 'BEGIN { print d * 0.2 }')"
+    start_instance "${phase_ports[$victim]}" "${folders[$victim]}" "$tmp/$name-$victim.log"
+    instance_pids[victim]=$instance_pid
+    wait_ready "http://${addresses[$victim]}/health" "$instance_pid" 60 "$tmp/$name-$victim.log"
+    restarted_at=$(date +%s.%N)
+    event="${addresses[$victim]} killed (SIGKILL) at ${killed_at} s, restarted and ready at $((SECONDS - load_started)) s"
+  fi
+  local wrk_status=0
+  wait "$wrk_pid" || wrk_status=$?
+  wrk_pid=
+  [ "$wrk_status" -eq 0 ] || { echo "cluster.sh: wrk exited with $wrk_status:" >&2; cat "$tmp/wrk-$name.txt" >&2; exit 1; }
+  for index in "${!instance_pids[@]}"; do stop "${instance_pids[$index]}" TERM 30; done
+
+  local restart=()
+  [ -z "$victim" ] || restart=(--restarted "${addresses[$victim]}" --restarted-at "$restarted_at")
+  "$python" "$helper" report --title "$title" --wrk "$tmp/wrk-$name.txt" --log "$tmp/access-$name.log" \
+    --instances "$(IFS=,; echo "${addresses[*]}")" --folders "$(IFS=,; echo "${folders[*]}")" \
+    --connections "$connections" --duration "$duration" "${restart[@]}" --event "$event" --json "$tmp/$name.json"
+}
+
+echo "imago cluster: $instances instances behind nginx $(nginx -v 2>&1 | sed 's|.*/||'), $image_count source images (800x600 JPEG), $duration s of load per phase"
+echo
+run_phase hash "consistent hashing (hash \$request_uri consistent), one instance killed and restarted" "$hash_port" yes "${hash_ports[@]}"
+run_phase round-robin "round robin (same load, fresh caches, no kill)" "$round_robin_port" no "${round_robin_ports[@]}"
+
+"$python" - "$tmp/hash.json" "$tmp/round-robin.json" "$((SECONDS - started))" <<'EOF'
+import json, sys
+hashed, robin = (json.load(open(path)) for path in sys.argv[1:3])
+print(f"duplication, consistent hashing vs round robin: results {hashed['duplication']:.2f} vs {robin['duplication']:.2f}, "
+      f"sources {hashed['sources_duplication']:.2f} vs {robin['sources_duplication']:.2f}")
+print(f"run took {sys.argv[3]} s")
+print(f"failed requests: {hashed['failed'] + robin['failed']}")
+print(f"duplication factor: {hashed['duplication']:.2f}")
+sys.exit(1 if hashed["failed"] + robin["failed"] or not hashed["requests"] or not robin["requests"] else 0)
+EOF
