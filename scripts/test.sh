@@ -45,6 +45,10 @@ echo "== imago serve --demo in headless Chromium"
 # reloads cost no transformation (scripts/browser_test.py).
 scripts/browser-test.sh
 
+echo "== three imago serve instances behind nginx, one killed mid-load"
+# Zero failed client requests, and the disk caches sharded, not tripled.
+scripts/cluster.sh --duration 20
+
 echo "== imago cache demo"
 output=$(swift run imago cache demo --count 300 --size-limit 4)
 echo "$output"
