@@ -11,7 +11,7 @@ import PackageDescription
 //     swift run -c release DiskDurability [folder-parent] [stores] [rounds]
 //     swift run -c release MemoryCacheSpeed [rounds]
 //     swift run -c release Thumbnails [--memory]
-//     taskset -c 0 swift run -c release ServeThroughput
+//     swift run -c release ServeThroughput           # needs wrk (apt-get install -y wrk)
 let package = Package(
     name: "ImagoBenchmarks",
     platforms: [.macOS(.v15)],
@@ -94,9 +94,10 @@ let package = Package(
                 .product(name: "Imago", package: "Imago"),
             ]
         ),
-        // Prints imago serve's thumbnail rate over HTTP next to the same
-        // transformation in a bare loop, and its result-cache hit rate and
-        // latency, in one run (pin it to one core with taskset).
+        // Prints imago serve's thumbnail rate over HTTP on one core next to
+        // the same transformation in a bare loop on that core, and its
+        // result-cache hit rate and latency, in one run (the server in a child
+        // process on core 0, wrk on core 1).
         .executableTarget(
             name: "ServeThroughput",
             dependencies: [
@@ -104,7 +105,6 @@ let package = Package(
                 .product(name: "Imago", package: "Imago"),
                 .product(name: "ImagoServer", package: "Imago"),
                 .product(name: "ImagoSandbox", package: "Imago"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
