@@ -40,8 +40,18 @@ struct EncodedResult: Sendable {
         return copy
     }
 
+    /// Lower-case hexadecimal, two digits a byte. (`String(format:)` per
+    /// byte took 1.3% of a thumbnail's transformation in `perf`, for the
+    /// 48 bytes of the ETag and the source's hash.)
     static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }
 
