@@ -16,7 +16,7 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve thumbnails of remote images: /{signature}/{options}/{source}.",
         discussion: """
             Environment: IMAGO_BIND, IMAGO_CACHE, IMAGO_ALLOWED_SOURCES and IMAGO_ALLOWED_SOURCE_NETWORKS \
-            (comma-separated), IMAGO_MAX_AGE, IMAGO_ERROR_MAX_AGE and IMAGO_DRAIN_TIMEOUT stand for the flags; IMAGO_KEY and \
+            (comma-separated), IMAGO_MAX_AGE, IMAGO_ERROR_MAX_AGE, IMAGO_IDLE_TIMEOUT, IMAGO_WRITE_TIMEOUT and IMAGO_DRAIN_TIMEOUT stand for the flags; IMAGO_KEY and \
             IMAGO_SALT (hex, comma-separated pairs for rotation) sign URLs. A flag wins over its variable.
             """
     )
@@ -51,6 +51,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("drain-timeout"), help: "Seconds the requests in flight get to finish after SIGTERM (IMAGO_DRAIN_TIMEOUT; default 30).")
     var drainTimeout: Int?
 
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may send no whole request part before it is closed: idle keep-alive, slow headers (IMAGO_IDLE_TIMEOUT; default 30).")
+    var idleTimeout: Int?
+
+    @Option(name: .customLong("write-timeout"), help: "Seconds an answer may wait for a client that does not read before the connection is closed; more than the queue's 10 s plus the source timeout (IMAGO_WRITE_TIMEOUT; default 120).")
+    var writeTimeout: Int?
+
     @Flag(help: "Also serve a generated gallery as the source, and pages at / with its thumbnails (unsigned URLs allowed; sources limited to the gallery unless --allowed-sources is given).")
     var demo = false
 
@@ -68,6 +74,8 @@ struct ServeCommand: AsyncParsableCommand {
             presets: presets.isEmpty ? Self.list(environment["IMAGO_PRESETS"], separator: ";") : presets,
             maxAge: maxAge ?? environment["IMAGO_MAX_AGE"].map { try Self.seconds($0, "IMAGO_MAX_AGE") },
             errorMaxAge: errorMaxAge ?? environment["IMAGO_ERROR_MAX_AGE"].map { try Self.seconds($0, "IMAGO_ERROR_MAX_AGE") },
+            idleTimeout: idleTimeout ?? environment["IMAGO_IDLE_TIMEOUT"].map { try Self.seconds($0, "IMAGO_IDLE_TIMEOUT") },
+            writeTimeout: writeTimeout ?? environment["IMAGO_WRITE_TIMEOUT"].map { try Self.seconds($0, "IMAGO_WRITE_TIMEOUT") },
             drainTimeout: drainTimeout ?? environment["IMAGO_DRAIN_TIMEOUT"].map { try Self.seconds($0, "IMAGO_DRAIN_TIMEOUT") }
         )
         // Kept until the server stops: the demo's source.
@@ -89,7 +97,10 @@ struct ServeCommand: AsyncParsableCommand {
             logger.warning("no IMAGO_KEY/IMAGO_SALT and no --allow-unsigned: every image URL will be refused")
         }
         let host = settings.host
-        let app = ImageServer.application(service: service, host: host, port: settings.port, logger: logger) { [demo] port in
+        let app = ImageServer.application(
+            service: service, host: host, port: settings.port, logger: logger,
+            idleTimeout: settings.idleTimeout, writeTimeout: settings.writeTimeout
+        ) { [demo] port in
             // One line on stdout that scripts wait for (the port may have been 0).
             print(demo ? "demo: http://\(host):\(port)/" : "imago serve: listening on http://\(host):\(port)/")
             fflush(nil)
@@ -146,17 +157,23 @@ struct ServeCommand: AsyncParsableCommand {
 struct ServeSettings {
     var host: String
     var port: Int
+    var idleTimeout: Duration
+    var writeTimeout: Duration
     var drainTimeout: Duration
     var configuration: ImageService.Configuration
 
     init(
         bind: String, cache: String, allowedSources: [String], allowedNetworks: [String],
         keys: String?, salts: String?, allowUnsigned: Bool, allowedSizes: [String] = [], presets: [String] = [],
-        maxAge: Int? = nil, errorMaxAge: Int? = nil, drainTimeout: Int? = nil
+        maxAge: Int? = nil, errorMaxAge: Int? = nil, idleTimeout: Int? = nil, writeTimeout: Int? = nil, drainTimeout: Int? = nil
     ) throws {
         guard (maxAge ?? 0) >= 0 else { throw ValidationError("max-age \(maxAge ?? 0): expected 0 or more seconds") }
         guard (errorMaxAge ?? 0) >= 0 else { throw ValidationError("error max-age \(errorMaxAge ?? 0): expected 0 or more seconds") }
-        guard (drainTimeout ?? 1) > 0 else { throw ValidationError("drain timeout \(drainTimeout ?? 0): expected 1 or more seconds") }
+        for (name, value) in [("idle timeout", idleTimeout), ("write timeout", writeTimeout), ("drain timeout", drainTimeout)] {
+            guard (value ?? 1) > 0 else { throw ValidationError("\(name) \(value ?? 0): expected 1 or more seconds") }
+        }
+        self.idleTimeout = .seconds(idleTimeout ?? 30)
+        self.writeTimeout = .seconds(writeTimeout ?? 120)
         self.drainTimeout = .seconds(drainTimeout ?? 30)
         guard let colon = bind.lastIndex(of: ":"), let port = Int(bind[bind.index(after: colon)...]), (0...65_535).contains(port) else {
             throw ValidationError("bind address \(bind): expected HOST:PORT")

@@ -1,24 +1,40 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ImagoCaching
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// `imago serve`: the ``ImageService`` behind Hummingbird's HTTP/1.1 server,
-/// with an access log line per request. Run it with `runService()`, which
-/// stops gracefully on SIGTERM or SIGINT: no new connections, the requests
-/// in flight answered, then exit.
+/// with an access log line per request. Run it in ``serviceGroup(_:drainTimeout:logger:)``,
+/// which stops gracefully on SIGTERM or SIGINT: no new connections, the
+/// requests in flight answered, then exit.
 public enum ImageServer {
     /// The application serving `service` on `host`:`port`.
+    ///
+    /// A connection that sends no whole request part (a request head, a
+    /// body chunk) for `idleTimeout` is closed: idle keep-alive and clients
+    /// that send their headers a byte at a time. One whose answer has not
+    /// been taken off the socket for `writeTimeout` is closed too: a client
+    /// that stopped reading. The write timeout must exceed the longest
+    /// request (the queue's deadline plus the source timeout), since no
+    /// write completes while a request waits.
     public static func application(
         service: ImageService, host: String, port: Int, logger: Logger,
+        idleTimeout: Duration = .seconds(30), writeTimeout: Duration = .seconds(120),
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let responder = CallbackResponder { (request: Request, _: BasicRequestContext) -> Response in
             await respond(to: request, service: service, logger: logger)
         }
+        let writeTimeout = TimeAmount.nanoseconds(writeTimeout.nanoseconds)
         return Application(
             responder: responder,
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [IdleStateHandler(writeTimeout: writeTimeout), CloseOnIdleWrites()],
+                idleTimeout: .nanoseconds(idleTimeout.nanoseconds)
+            )),
             configuration: .init(address: .hostname(host, port: port), serverName: "Imago"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
             logger: logger
@@ -73,5 +89,20 @@ extension UInt8 {
     fileprivate var isASCIIAlphanumeric: Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
             || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
+    }
+}
+
+/// Closes a connection when its ``IdleStateHandler`` says no write has
+/// completed for its write timeout: the client has stopped reading, and
+/// its answers would otherwise wait in memory for as long as it stays.
+final class CloseOnIdleWrites: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .write {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 }

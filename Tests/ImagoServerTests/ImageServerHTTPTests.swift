@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import HummingbirdTesting
 import Imago
 import ImagoCodecFixtures
@@ -80,6 +83,28 @@ struct ImageServerHTTPTests {
         try await source.shutdown()
     }
 
+    @Test("a client that sends its request head a piece at a time and stops is closed after the idle timeout; a whole request is answered")
+    func slowHeaders() async throws {
+        let folder = TemporaryDirectory()
+        let service = ImageServiceTests.service(in: folder)
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = ImageServer.application(
+            service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"), idleTimeout: .milliseconds(300)
+        ) { portContinuation.yield($0) }
+        let group = ImageServer.serviceGroup(app, drainTimeout: .seconds(10), logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+
+        let whole = await RawConnection.exchange(port: port, send: "GET /health HTTP/1.1\r\nHost: imago\r\n\r\n")
+        #expect(whole.received.hasPrefix("HTTP/1.1 200"), "\(whole.received)")
+        let partial = await RawConnection.exchange(port: port, send: "GET /health HTTP/1.1\r\nHo")
+        #expect(partial.received.isEmpty && partial.closedByServer, "\(partial)")
+        await group.triggerGracefulShutdown()
+        try await running.value
+        service.close()
+    }
+
     /// Serves `service` on a random loopback port, run by the group `imago
     /// serve` runs it in, and sends it one request for `/photo.jpg` of
     /// `source`, which is held at the source until the test releases it.
@@ -107,6 +132,50 @@ struct ImageServerHTTPTests {
         #expect(ImageServer.wellFormedRequestID("A-b_c.9") == "A-b_c.9")
         for bad in ["", "a b", "a\nb", String(repeating: "x", count: 129), "é"] {
             #expect(ImageServer.wellFormedRequestID(bad) == nil, "\(bad)")
+        }
+    }
+}
+
+/// A plain TCP client: sends bytes, then reads until the server closes the
+/// connection (its blocking reads run off Swift's cooperative threads).
+enum RawConnection {
+    struct Outcome: Sendable {
+        var received: String
+        /// Whether the server closed the connection (rather than the read
+        /// giving up after its one-minute hang guard).
+        var closedByServer: Bool
+    }
+
+    static func exchange(port: Int, send text: String) async -> Outcome {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: exchangeBlocking(port: port, send: text)) }
+        }
+    }
+
+    private static func exchangeBlocking(port: Int, send text: String) -> Outcome {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return Outcome(received: "", closedByServer: false) }
+        defer { close(socket) }
+        var guardTime = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &guardTime, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return Outcome(received: "", closedByServer: false) }
+        _ = Array(text.utf8).withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, 0) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count > 0 {
+                received += buffer[..<count]
+                continue
+            }
+            return Outcome(received: String(decoding: received, as: UTF8.self), closedByServer: count == 0 || errno == ECONNRESET)
         }
     }
 }
