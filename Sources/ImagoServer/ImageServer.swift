@@ -67,11 +67,11 @@ public enum ImageServer {
         logger.info("\(request.method.rawValue) \(request.uri.path) \(answer.status)", metadata: [
             "status": "\(answer.status)",
             "cache": "\(answer.cacheOutcome?.rawValue ?? "-")",
-            "bytes": "\(answer.header("Content-Length") ?? String(answer.body.count))",
+            "bytes": "\(answer.header("Content-Length") ?? String(answer.bytes.readableBytes))",
             "ms": "\(String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))",
             "request_id": "\(requestID)",
         ])
-        let body = answer.body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
+        let body = answer.bytes.readableBytes == 0 ? ResponseBody() : ResponseBody(byteBuffer: answer.bytes)
         return Response(status: HTTPResponse.Status(code: answer.status), headers: fields, body: body)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import NIOCore
 
 extension ImageService {
     /// What the service is started with; `imago serve` reads it from flags
@@ -129,14 +130,23 @@ public struct ServiceResponse: Sendable {
 
     public var status: Int
     public var headers: [(String, String)]
-    public var body: Data
+    /// The body as it is sent; an image answer's is the result cache's own
+    /// buffer, shared, never copied per answer.
+    public var bytes: ByteBuffer
     /// For image answers: where the answer came from; nil for errors and other routes.
     public var cacheOutcome: CacheOutcome?
 
+    /// The body as `Data` (a copy).
+    public var body: Data { Data(bytes.readableBytesView) }
+
     public init(status: Int, headers: [(String, String)], body: Data, cacheOutcome: CacheOutcome? = nil) {
+        self.init(status: status, headers: headers, bytes: ByteBuffer(bytes: body), cacheOutcome: cacheOutcome)
+    }
+
+    public init(status: Int, headers: [(String, String)], bytes: ByteBuffer, cacheOutcome: CacheOutcome? = nil) {
         self.status = status
         self.headers = headers
-        self.body = body
+        self.bytes = bytes
         self.cacheOutcome = cacheOutcome
     }
 
@@ -157,8 +167,8 @@ public struct ServiceResponse: Sendable {
     /// The answer to HEAD: the same status and headers, the length the body would have.
     func withoutBody() -> ServiceResponse {
         var copy = self
-        copy.headers.append(("Content-Length", String(body.count)))
-        copy.body = Data()
+        copy.headers.append(("Content-Length", String(bytes.readableBytes)))
+        copy.bytes = ByteBuffer()
         return copy
     }
 }

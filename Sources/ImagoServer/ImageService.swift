@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Imago
 import Logging
+import NIOCore
 
 /// The image service without its HTTP server: a request's method, raw path
 /// and headers in, a status, headers and body out. `imago serve` puts it
@@ -150,7 +151,7 @@ public final class ImageService: Sendable {
         if let lastModified = result.lastModified { headers.append(("Last-Modified", lastModified)) }
         if options.format == .auto { headers.append(("Vary", "Accept")) }
         let status = Self.isNotModified(request, etag: result.etag, lastModified: result.lastModified) ? 304 : 200
-        return ServiceResponse(status: status, headers: headers, body: status == 304 ? Data() : result.data, cacheOutcome: outcome)
+        return ServiceResponse(status: status, headers: headers, bytes: status == 304 ? ByteBuffer() : result.bytes, cacheOutcome: outcome)
     }
 
     /// Whether the client's copy is current (RFC 9110 §13.1): a matching

@@ -2,10 +2,14 @@ import Crypto
 import Dispatch
 import Foundation
 import Imago
+import NIOCore
 
 /// One encoded answer, as it is sent, and what it was made from.
 struct EncodedResult: Sendable {
-    var data: Data
+    /// The bytes, in the buffer every response sends: answers share it
+    /// rather than each copying it (a client that pipelines requests and
+    /// does not read would otherwise hold a copy per request).
+    var bytes: ByteBuffer
     var mediaType: String
     /// Strong: a hash of the bytes, which the source's content, the
     /// options and the format all determine.
@@ -23,7 +27,7 @@ struct EncodedResult: Sendable {
     var expires: ContinuousClock.Instant
 
     init(data: Data, mediaType: String, sourceValidator: String, lastModified: String?, maxAge: Int, lifetime: Duration) {
-        self.data = data
+        bytes = ByteBuffer(bytes: data)
         self.mediaType = mediaType
         etag = "\"" + Self.hex(SHA256.hash(data: data).prefix(16)) + "\""
         self.sourceValidator = sourceValidator
@@ -89,7 +93,7 @@ final class ResultCache: Sendable {
         guard let disk, disk.mayContainData(forKey: key) else { return nil }
         let stored = await Self.onDiskThread { disk.cachedData(forKey: key) }
         guard let stored, let result = EncodedResult(stored) else { return nil }
-        cache.set(result, forKey: key, cost: result.data.count)
+        cache.set(result, forKey: key, cost: result.bytes.readableBytes)
         return result
     }
 
@@ -107,10 +111,10 @@ final class ResultCache: Sendable {
             }
             let task = Task<EncodedResult, any Error> { [cache, disk] in
                 let result = try await make()
-                cache.set(result, forKey: key, cost: result.data.count)
+                cache.set(result, forKey: key, cost: result.bytes.readableBytes)
                 if let disk {
                     // A failed store (a full disk) only costs a later transformation.
-                    await Self.onDiskThread { try? disk.storeData(result.data, metadata: result.storedMetadata, forKey: key) }
+                    await Self.onDiskThread { try? disk.storeData(Data(result.bytes.readableBytesView), metadata: result.storedMetadata, forKey: key) }
                 }
                 return result
             }
