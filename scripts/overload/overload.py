@@ -473,7 +473,9 @@ async def hostile(args, process, paths, checks):
           f"{mib(rss_after)} once the clients hung up")
     if slow_open or reader_open:
         print(f"  note: the server closed {args.slow - slow_open} of {args.slow} slow and {args.non_reading - reader_open} "
-              f"of {args.non_reading} non-reading connections within {seconds} s: it has no idle (header) or write timeout")
+              f"of {args.non_reading} non-reading connections within {seconds} s (its idle and write timeouts, "
+              f"IMAGO_IDLE_TIMEOUT and IMAGO_WRITE_TIMEOUT, may be longer than that; a non-reading client cannot see "
+              f"the server close until it reads, so the server's file descriptors say more)")
 
     served = [s for _, status, s in during if status == 200]
     failed = [status for _, status, _ in during if status != 200]
