@@ -84,11 +84,39 @@ public struct URLSigning: Sendable, CustomStringConvertible, CustomDebugStringCo
 
     /// The bytes of base64url text, padded or not; nil for anything else.
     public static func bytes(base64URL text: some StringProtocol) -> [UInt8]? {
-        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "=") }) else { return nil }
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        standard = standard.replacingOccurrences(of: "=", with: "")
-        standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
-        return Data(base64Encoded: standard).map(Array.init)
+        // A byte loop: Foundation's decoder, behind three string
+        // replacements, cost about 22 µs a source URL.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count * 3 / 4)
+        var pending: UInt32 = 0
+        var pendingBits = 0
+        var padded = false
+        for character in text.utf8 {
+            if character == UInt8(ascii: "=") {
+                padded = true
+                continue
+            }
+            guard !padded, let value = sextet(character) else { return nil }
+            pending = pending << 6 | UInt32(value)
+            pendingBits += 6
+            if pendingBits >= 8 {
+                pendingBits -= 8
+                bytes.append(UInt8(truncatingIfNeeded: pending >> UInt32(pendingBits)))
+            }
+        }
+        // One character alone past a group of four carries no whole byte.
+        return pendingBits < 6 ? bytes : nil
+    }
+
+    private static func sextet(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
     }
 
     static func bytes(hex: String) -> [UInt8]? {

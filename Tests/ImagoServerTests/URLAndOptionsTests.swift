@@ -35,6 +35,22 @@ struct URLAndOptionsTests {
         #expect(signing.isValid(signature: signature + "=", for: path))
     }
 
+    @Test("base64url decodes what Foundation decodes, padded or not, over random bytes; anything else is refused")
+    func base64URL() {
+        var generator = SystemRandomNumberGenerator()
+        for count in 0..<200 {
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let standard = Data(bytes).base64EncodedString()
+            let url = URLSigning.base64URL(bytes)
+            #expect(url == standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+            #expect(URLSigning.bytes(base64URL: url) == bytes, "\(url)")
+            #expect(URLSigning.bytes(base64URL: url + String(repeating: "=", count: (4 - url.count % 4) % 4)) == bytes)
+        }
+        for bad in ["a", "abcde", "ab=c", "ab+c", "ab/c", "ab c", "é", "abc\u{0}"] {
+            #expect(URLSigning.bytes(base64URL: bad) == nil, "\(bad)")
+        }
+    }
+
     @Test("the keys never show in descriptions or logs")
     func secretsHidden() throws {
         let signing = try URLSigning(hexKeys: "\(Self.key),0011", hexSalts: "\(Self.salt),")

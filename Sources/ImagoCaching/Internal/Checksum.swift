@@ -4,7 +4,7 @@ import Foundation
 /// algorithm description. Used to detect torn or corrupted cache files: it is
 /// several times faster than SHA-256 (a 20 KB entry costs about 2 µs) and is
 /// not meant to resist an adversary who can write to the cache folder.
-struct Checksum {
+package struct Checksum {
     private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
@@ -13,7 +13,7 @@ struct Checksum {
 
     /// The XXH64 hash of `bytes` with the given seed. Chain several buffers by
     /// passing one hash as the next seed.
-    static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+    package static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         let count = bytes.count
         guard let base = bytes.baseAddress else { return finish(seed &+ prime5, tail: bytes, length: 0) }
         var offset = 0
