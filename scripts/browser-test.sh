@@ -10,17 +10,8 @@ cd "$(dirname "$0")/.."
 
 # Debian's own Chromium and its matching chromedriver: Selenium's driver
 # download cannot work here, and the two must be the same version.
-packages=(chromium chromium-driver python3-venv)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  "${sudo[@]}" apt-get update -qq
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+source scripts/lib.sh
+install_missing_packages chromium chromium-driver python3-venv
 
 # Pinned so that a new release cannot change the test under us; the stamp file
 # makes the check quick when the environment is already right.

@@ -39,20 +39,10 @@ imago=${IMAGO_BIN:-.build/debug/imago}
 imago=$(realpath "$imago")
 started=$SECONDS
 
-packages=(nginx wrk python3-pil curl)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  echo "cluster.sh: installing ${missing[*]}" >&2
-  "${sudo[@]}" apt-get update -qq
-  # Installing nginx may start the system's own nginx on port 80; this
-  # script never uses it and leaves it as the package set it up.
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+source scripts/lib.sh
+# Installing nginx may start the system's own nginx on port 80; this script
+# never uses it and leaves it as the package set it up.
+install_missing_packages nginx wrk python3-pil curl
 python=/usr/bin/python3 # Debian's, which has python3-pil, whatever else is on PATH
 helper=scripts/cluster/cluster.py
 
@@ -60,20 +50,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/imago-cluster.XXXXXX")
 pids=()      # every imago serve and the nginx this script started
 wrk_pid=
 
-# Stops `pid` with `signal`, then SIGKILL if it is still there after
-# `seconds`.
-stop() {
-  local pid=$1 signal=$2 seconds=$3 deadline
-  kill -"$signal" "$pid" 2>/dev/null || return 0
-  deadline=$((SECONDS + seconds))
-  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-}
-
 cleanup() {
   local status=$?
-  [ -z "$wrk_pid" ] || stop "$wrk_pid" TERM 5
-  for pid in "${pids[@]}"; do stop "$pid" TERM 30; done
+  [ -z "$wrk_pid" ] || stop_process "$wrk_pid" TERM 5
+  for pid in "${pids[@]}"; do stop_process "$pid" TERM 30; done
   rm -rf "$tmp"
   exit $status
 }
@@ -189,7 +169,7 @@ run_phase() {
   wait "$wrk_pid" || wrk_status=$?
   wrk_pid=
   [ "$wrk_status" -eq 0 ] || { echo "cluster.sh: wrk exited with $wrk_status:" >&2; cat "$tmp/wrk-$name.txt" >&2; exit 1; }
-  for index in "${!instance_pids[@]}"; do stop "${instance_pids[$index]}" TERM 30; done
+  for index in "${!instance_pids[@]}"; do stop_process "${instance_pids[$index]}" TERM 30; done
 
   local restart=()
   [ -z "$victim" ] || restart=(--restarted "${addresses[$victim]}" --restarted-at "$restarted_at")

@@ -49,17 +49,8 @@ imago=${IMAGO_BIN:-.build/debug/imago}
 imago=$(realpath "$imago")
 started=$(date +%s.%N)
 
-missing=()
-for package in python3 python3-pil; do
-  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  echo "overload.sh: installing ${missing[*]}" >&2
-  "${sudo[@]}" apt-get update -qq
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+source scripts/lib.sh
+install_missing_packages python3 python3-pil
 python=/usr/bin/python3 # Debian's, which has python3-pil, whatever else is on PATH
 
 # 1,000 load connections, 600 hostile ones and the server's own files.
@@ -69,20 +60,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/imago-overload.XXXXXX")
 pids=() # the origin and the server
 cgroup=
 
-# Stops `pid` with `signal`, then SIGKILL if it is still there after `seconds`.
-stop() {
-  local pid=$1 signal=$2 seconds=$3 deadline
-  kill -"$signal" "$pid" 2>/dev/null || return 0
-  deadline=$((SECONDS + seconds))
-  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-}
-
 cleanup() {
   local status=$?
   local index
-  for ((index = ${#pids[@]} - 1; index >= 0; index--)); do stop "${pids[$index]}" TERM 30; done
+  for ((index = ${#pids[@]} - 1; index >= 0; index--)); do stop_process "${pids[$index]}" TERM 30; done
   [ -z "$cgroup" ] || rmdir "$cgroup" 2>/dev/null || true
   rm -rf "$tmp"
   exit $status
