@@ -1,0 +1,300 @@
+#!/usr/bin/env bash
+# imago serve side by side with thumbor 7.8, on one machine, under wrk.
+#
+# thumbor goes into a virtual environment of its own (Benchmarks/.venv-thumbor,
+# never the system's Python) and runs with as many processes as cores; imago
+# serve runs with its defaults (one transformation per core). Both fetch the
+# same photo-like JPEGs from one nginx on 127.0.0.2 and make 256 px fits
+# (256x192) at quality 80. Workloads:
+#
+#   cold-jpeg-1024, cold-jpeg-4000  every request a source URL never asked for
+#   cold-webp-1024, cold-webp-4000  (nginx maps /s/SIZE/N/anything.jpg to N.jpg),
+#                                   1024x768 (~215 KB) or 4000x3000 (~3.2 MB)
+#   warm-jpeg-1024                  200 URLs asked for once, then over and over
+#
+# thumbor: no source storage; no result storage in the cold workloads, its
+# file result storage in the warm one. imago: as shipped (source and result
+# caches in memory and on disk; the memory cache at its default size). Each
+# round starts a server afresh with new cache folders, so that every round's
+# peak RSS (VmHWM) is its own; rounds alternate thumbor, imago, thumbor, ...
+#
+# Printed per workload, concurrency and server: ok/s (answers other than an
+# error status per second), p50 and p99 latency, errors (wrk's socket errors,
+# timeouts and non-2xx/3xx answers; imago's 429s, its admission control, are
+# counted among them and shown), peak RSS (thumbor: the VmHWM of its three
+# processes summed, the parent that forks and the two workers), and the
+# servers' CPU time (user and system) per answer, which another load on the
+# machine disturbs less than the rates.
+#
+#     Benchmarks/thumbor-compare.sh [--rounds N] [--duration SECONDS]
+#         [--concurrency "16 64"] [--workloads "cold-jpeg-1024 ..."]
+#
+# Needs nginx, wrk and curl (Debian: apt-get install nginx-light wrk curl) and
+# python3 with venv. IMAGO=path uses that imago binary instead of building one.
+set -euo pipefail
+
+rounds=3
+duration=10
+concurrencies="16 64"
+workloads="cold-jpeg-1024 cold-jpeg-4000 cold-webp-1024 cold-webp-4000 warm-jpeg-1024"
+while [ $# -gt 0 ]; do
+    case $1 in
+        --rounds) rounds=$2; shift 2 ;;
+        --duration) duration=$2; shift 2 ;;
+        --concurrency) concurrencies=$2; shift 2 ;;
+        --workloads) workloads=$2; shift 2 ;;
+        *) echo "usage: $0 [--rounds N] [--duration SECONDS] [--concurrency \"16 64\"] [--workloads \"...\"]" >&2; exit 64 ;;
+    esac
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+cores=$(nproc)
+hz=$(getconf CLK_TCK)
+origin=127.0.0.2:${ORIGIN_PORT:-18480}
+thumbor_port=${THUMBOR_PORT:-18481}
+imago_port=${IMAGO_PORT:-18482}
+work=${WORK:-${TMPDIR:-/tmp}/imago-thumbor-compare}
+venv=$here/.venv-thumbor
+files_1024=32
+files_4000=8
+
+for address in "$origin" "127.0.0.1:$thumbor_port" "127.0.0.1:$imago_port"; do
+    if curl -s -o /dev/null --max-time 2 "http://$address/"; then
+        echo "$0: something already listens on $address (ORIGIN_PORT, THUMBOR_PORT, IMAGO_PORT choose others)" >&2
+        exit 1
+    fi
+done
+for tool in nginx wrk curl; do
+    command -v $tool > /dev/null || { echo "$0: needs $tool (apt-get install nginx-light wrk curl)" >&2; exit 1; }
+done
+
+# thumbor 7.8 in its own virtual environment.
+if [ ! -x "$venv/bin/thumbor" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet 'thumbor==7.8.*'
+fi
+thumbor_version=$("$venv/bin/thumbor" --version 2>&1 | tail -1)
+
+# A private copy of imago, so that a build elsewhere cannot change it mid-run.
+mkdir -p "$work"
+if [ -z "${IMAGO:-}" ]; then
+    (cd "$here" && swift build -c release --product imago > "$work/build.log" 2>&1) ||
+        { tail -20 "$work/build.log" >&2; exit 1; }
+    IMAGO=$here/.build/release/imago
+fi
+[ "$IMAGO" -ef "$work/imago" ] || cp "$IMAGO" "$work/imago"
+
+# Photo-like sources, made once and kept between runs.
+"$venv/bin/python" "$here/thumbor/make_images.py" "$work/images/1024" $files_1024 1024 768
+"$venv/bin/python" "$here/thumbor/make_images.py" "$work/images/4000" $files_4000 4000 3000
+
+nginx_pid=""
+server_pids=()   # the server of the round: its processes, for VmHWM and stopping
+cleanup() {
+    kill "${server_pids[@]}" $nginx_pid 2> /dev/null || true
+}
+trap cleanup EXIT
+
+# The origin: one nginx worker, sources fresh for an hour (imago keeps an
+# answer as long as its source is fresh; thumbor ignores the header).
+mkdir -p "$work/nginx"
+cat > "$work/nginx/nginx.conf" << EOF
+worker_processes 1;
+daemon off;
+error_log $work/nginx/error.log;
+pid $work/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    sendfile on;
+    keepalive_requests 1000000;
+    types { image/jpeg jpg; }
+    server {
+        listen $origin;
+        root $work/images;
+        location /s/ {
+            rewrite ^/s/(\w+)/(\d+)/ /\$1/\$2.jpg break;
+            add_header Cache-Control "max-age=3600";
+        }
+    }
+}
+EOF
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx/" &
+nginx_pid=$!
+for _ in $(seq 50); do curl -sf -o /dev/null "http://$origin/s/1024/0/x.jpg" && break; sleep 0.1; done
+curl -sf -o /dev/null "http://$origin/s/4000/0/x.jpg" || { echo "$0: the origin does not answer" >&2; exit 1; }
+
+start_thumbor() { # $1: with result storage (1) or not (0); $2: its folder
+    local conf=$work/thumbor.conf
+    {
+        echo "STORAGE = 'thumbor.storages.no_storage'"
+        if [ "$1" = 1 ]; then
+            echo "RESULT_STORAGE = 'thumbor.result_storages.file_storage'"
+            echo "RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '$2'"
+            echo "RESULT_STORAGE_STORES_UNSAFE = True"
+        fi
+    } > "$conf"
+    "$venv/bin/thumbor" --ip 127.0.0.1 --port "$thumbor_port" --conf "$conf" --processes "$cores" -l warning >> "$work/thumbor.log" 2>&1 &
+    local parent=$!
+    server_pids=("$parent")
+    for _ in $(seq 100); do
+        curl -sf -o /dev/null "http://127.0.0.1:$thumbor_port/healthcheck" && break
+        sleep 0.1
+    done
+    curl -sf -o /dev/null "http://127.0.0.1:$thumbor_port/healthcheck" ||
+        { echo "$0: thumbor did not start" >&2; tail "$work/thumbor.log" >&2; exit 1; }
+    # The workers exist once the parent has forked them all.
+    for _ in $(seq 50); do
+        [ "$(pgrep -P "$parent" | wc -l)" -ge "$cores" ] && break
+        sleep 0.1
+    done
+    server_pids=("$parent" $(pgrep -P "$parent"))
+}
+
+stop_thumbor() {
+    # The workers stop on SIGTERM; the parent, which only waits for them,
+    # then exits by itself.
+    local parent=${server_pids[0]}
+    kill -TERM "${server_pids[@]:1}" 2> /dev/null || true
+    for _ in $(seq 100); do kill -0 "$parent" 2> /dev/null || break; sleep 0.1; done
+    kill -KILL "${server_pids[@]}" 2> /dev/null || true
+    wait "$parent" 2> /dev/null || true
+    server_pids=()
+}
+
+start_imago() { # $1: cache folder
+    local log=$work/imago.log
+    : > "$log"
+    "$work/imago" serve --bind "127.0.0.1:$imago_port" --cache "$1" --allow-unsigned \
+        --allow-source-network 127.0.0.2/32 > "$log" 2>&1 &
+    server_pids=($!)
+    for _ in $(seq 100); do grep -q "imago serve: listening on" "$log" && break; sleep 0.1; done
+    grep -q "imago serve: listening on" "$log" || { echo "$0: imago serve did not start" >&2; tail "$log" >&2; exit 1; }
+}
+
+stop_imago() {
+    kill -TERM "${server_pids[0]}"
+    wait "${server_pids[0]}" || echo "$0: imago serve exited with $?" >&2
+    server_pids=()
+}
+
+peak_rss_mb() { # the servers' VmHWM, summed
+    local kb=0 pid
+    for pid in "${server_pids[@]}"; do
+        kb=$((kb + $(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status")))
+    done
+    echo $((kb / 1024))
+}
+
+cpu_ticks() { # the servers' user and system time, in clock ticks
+    local ticks=0 pid
+    for pid in "${server_pids[@]}"; do
+        ticks=$((ticks + $(awk '{ print $14 + $15 }' "/proc/$pid/stat")))
+    done
+    echo $ticks
+}
+
+metric() { # $1: metric name with labels, exactly as printed
+    curl -s "http://127.0.0.1:$imago_port/metrics" | awk -v m="$1" '$1 == m { v = $2 } END { print v + 0 }'
+}
+
+results=$work/results.txt
+: > "$results"
+echo "thumbor-compare: $thumbor_version ($cores processes) against imago serve, $cores cores, $rounds rounds of ${duration} s, wrk -t2"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+started=$(date +%s)
+printf '%-15s %3s %-7s %5s %8s %9s %9s %7s %6s %7s %7s  %s\n' workload c server round ok/s p50_ms p99_ms errors 429s rss_MB cpu_ms note
+
+run_round() { # workload concurrency server round
+    local workload=$1 c=$2 server=$3 round=$4
+    local mode=${workload%%-*} rest=${workload#*-}
+    local format=${rest%%-*} size=${rest#*-}
+    local files=$files_1024 base tag=r$round-c$c-$workload-$server
+    [ "$size" = 4000 ] && files=$files_4000
+    local dir=$work/cache
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    local note=""
+    if [ "$server" = thumbor ]; then
+        base=http://127.0.0.1:$thumbor_port
+        start_thumbor "$([ "$mode" = warm ] && echo 1 || echo 0)" "$dir"
+    else
+        base=http://127.0.0.1:$imago_port
+        start_imago "$dir"
+    fi
+    if [ "$mode" = warm ]; then
+        "$venv/bin/python" "$here/thumbor/prime.py" "$base" "$server" "$format" "$origin" "$files"
+    else
+        # One cold request each for both workers, outside the measurement.
+        wrk -t1 -c2 -d1s --timeout 30s -s "$here/thumbor/requests.lua" "$base" -- \
+            "$server" cold "$format" "$size" "$origin" "warmup-$tag" "$files" > /dev/null
+    fi
+    local before429=0 beforeT=0
+    if [ "$server" = imago ]; then
+        before429=$(metric 'imago_http_requests_total{status="429"}')
+        beforeT=$(metric imago_transformations_total)
+    fi
+    local out ticks
+    ticks=$(cpu_ticks)
+    out=$(wrk -t2 -c"$c" -d"${duration}s" --timeout 30s -s "$here/thumbor/requests.lua" "$base" -- \
+        "$server" "$mode" "$format" "$size" "$origin" "$tag" "$files" | awk '$1 == "RESULT"')
+    local rss too_many=- transformations
+    rss=$(peak_rss_mb)
+    ticks=$(($(cpu_ticks) - ticks))
+    if [ "$server" = imago ]; then
+        too_many=$(($(metric 'imago_http_requests_total{status="429"}') - before429))
+        transformations=$(($(metric imago_transformations_total) - beforeT))
+        note="transformations $transformations"
+        stop_imago
+    else
+        [ "$mode" = warm ] && note="result files $(find "$dir" -type f | wc -l)"
+        stop_thumbor
+    fi
+    # RESULT requests duration_us p50_us p99_us connect read write status timeout max_us
+    echo "$out" | awk -v w="$workload" -v c="$c" -v s="$server" -v r="$round" -v rss="$rss" -v tm="$too_many" -v note="$note" -v ticks="$ticks" -v hz="$hz" '{
+        ok = ($2 - $9) / ($3 / 1e6); errors = $6 + $7 + $8 + $9 + $10
+        cpu = ticks / hz * 1000 / ($2 > 0 ? $2 : 1)
+        printf "%-15s %3s %-7s %5s %8.1f %9.2f %9.2f %7d %6s %7d %7.2f  %s\n", w, c, s, r, ok, $4 / 1000, $5 / 1000, errors, tm, rss, cpu, note
+    }' | tee -a "$results"
+}
+
+for workload in $workloads; do
+    for c in $concurrencies; do
+        for round in $(seq "$rounds"); do
+            run_round "$workload" "$c" thumbor "$round"
+            run_round "$workload" "$c" imago "$round"
+        done
+    done
+done
+
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); $(( $(date +%s) - started )) s"
+echo
+echo "Medians of $rounds rounds (errors: summed; peak RSS: the highest round):"
+printf '%-15s %3s %-7s %8s %9s %9s %7s %6s %7s %7s   %s\n' workload c server ok/s p50_ms p99_ms errors 429s rss_MB cpu_ms "imago/thumbor"
+awk '
+    function median(list,   n, a, i, j, t) {
+        n = split(list, a, " ")
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    {
+        k = $1 " " $2 " " $3
+        if (!(k in ok)) order[++n] = k
+        ok[k] = ok[k] " " $5; p50[k] = p50[k] " " $6; p99[k] = p99[k] " " $7
+        err[k] += $8; tm[k] = ($9 == "-") ? "-" : tm[k] + $9
+        if ($10 > rss[k]) rss[k] = $10
+        cpu[k] = cpu[k] " " $11
+    }
+    END {
+        for (i = 1; i <= n; i++) {
+            k = order[i]; split(k, f, " ")
+            ratio = ""
+            if (f[3] == "imago") {
+                t = f[1] " " f[2] " thumbor"
+                ratio = sprintf("%.2fx ok/s, %.2fx RSS, %.2fx CPU", median(ok[k]) / median(ok[t]), rss[k] / rss[t], median(cpu[k]) / median(cpu[t]))
+            }
+            printf "%-15s %3s %-7s %8.1f %9.2f %9.2f %7d %6s %7d %7.2f   %s\n", f[1], f[2], f[3], median(ok[k]), median(p50[k]), median(p99[k]), err[k], tm[k], rss[k], median(cpu[k]), ratio
+        }
+    }' "$results"
+echo
+echo "Goals: cold >= 2x thumbor's ok/s at 1024x768 and >= 1.2x at 4000x3000; warm >= 5x; imago's peak RSS <= thumbor's."
