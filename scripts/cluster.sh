@@ -63,20 +63,7 @@ trap 'exit 130' INT TERM
 # Waits until `url` answers 200, at most `seconds`; fails at once if
 # process `pid` has ended (its log says why).
 wait_ready() {
-  local url=$1 pid=$2 seconds=$3 log=$4 deadline=$((SECONDS + $3))
-  until curl -fs --max-time 2 -o /dev/null "$url"; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "cluster.sh: the process for $url ended before it was ready; its log:" >&2
-      tail -n 20 "$log" >&2
-      exit 1
-    fi
-    if [ $SECONDS -ge $deadline ]; then
-      echo "cluster.sh: $url not ready after $seconds s; log: " >&2
-      tail -n 20 "$log" >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
+  wait_until "$2" "$3" "$4" "$1" curl -fs --max-time 2 -o /dev/null "$1"
 }
 
 # Ports: two fronts, then the instances of each phase; the source on 127.0.0.2.

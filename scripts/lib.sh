@@ -24,3 +24,24 @@ stop_process() {
   kill -KILL "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
 }
+
+# Runs the command after the first four arguments every 0.1 s until it
+# succeeds. Ends the script, with the last lines of `log`, if process `pid`
+# ends first or `seconds` pass: `what` names what was awaited.
+wait_until() {
+  local pid=$1 seconds=$2 log=$3 what=$4 deadline=$((SECONDS + $2))
+  shift 4
+  until "$@"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "$(basename "$0"): $what: its process ended first; its log:" >&2
+      tail -n 20 "$log" >&2
+      exit 1
+    fi
+    if [ $SECONDS -ge "$deadline" ]; then
+      echo "$(basename "$0"): $what: not ready after $seconds s; log:" >&2
+      tail -n 20 "$log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+}

@@ -74,20 +74,7 @@ trap 'exit 130' INT TERM
 # Waits for `pattern` in `file`, written by process `pid`, at most
 # `seconds`; prints the matching line. Fails if the process ends first.
 wait_line() {
-  local file=$1 pattern=$2 pid=$3 seconds=$4 log=$5 deadline=$((SECONDS + $4))
-  until grep -m1 -E "$pattern" "$file" 2>/dev/null; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "overload.sh: the process writing $file ended before it was ready; its log:" >&2
-      tail -n 20 "$log" >&2
-      exit 1
-    fi
-    if [ $SECONDS -ge $deadline ]; then
-      echo "overload.sh: nothing matching '$pattern' in $file after $seconds s; log:" >&2
-      tail -n 20 "$log" >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
+  wait_until "$3" "$4" "$5" "$2 in $1" grep -s -m1 -E "$2" "$1"
 }
 
 # A memory cgroup of its own for the server, below this shell's (v2 or v1's
