@@ -9,6 +9,16 @@ import Testing
 /// generated gallery on 127.0.0.2.
 @Suite("The demo's pages: a grid of thumbnails with 1x and 2x, a page of variants per image")
 struct DemoSiteTests {
+    /// A gallery of `count` images served from 127.0.0.2, and a service
+    /// whose demo shows it, with its cache in the returned folder.
+    static func start(count: Int, signing: URLSigning? = nil) async throws -> (Gallery, TestImageServer, TemporaryDirectory, ImageService) {
+        let gallery = try Gallery(count: count)
+        let origin = try await TestImageServer.start(host: "127.0.0.2")
+        origin.serve(gallery)
+        let folder = TemporaryDirectory()
+        return (gallery, origin, folder, service(gallery, origin: origin, folder: folder, signing: signing))
+    }
+
     /// A service whose demo shows `gallery`, served from `origin`.
     static func service(_ gallery: Gallery, origin: TestImageServer, folder: TemporaryDirectory, signing: URLSigning? = nil) -> ImageService {
         let demo = DemoSite(
@@ -32,11 +42,8 @@ struct DemoSiteTests {
 
     @Test("the grid links every image's thumbnail at 1x and 2x, lazily, in the browser's best format; each answers")
     func grid() async throws {
-        let gallery = try Gallery(count: 6)
-        let origin = try await TestImageServer.start(host: "127.0.0.2")
-        origin.serve(gallery)
-        let folder = TemporaryDirectory()
-        let service = Self.service(gallery, origin: origin, folder: folder)
+        let (gallery, origin, folder, service) = try await Self.start(count: 6)
+        defer { withExtendedLifetime(folder) {} }
 
         let page = await service.respond(to: ServiceRequest(path: "/"))
         #expect(page.status == 200 && page.header("Content-Type") == "text/html; charset=utf-8")
@@ -68,11 +75,8 @@ struct DemoSiteTests {
 
     @Test("an image's page shows every variant, signed when the server has keys; unknown pages are 404")
     func imagePage() async throws {
-        let gallery = try Gallery(count: 2)
-        let origin = try await TestImageServer.start(host: "127.0.0.2")
-        origin.serve(gallery)
-        let folder = TemporaryDirectory()
-        let service = Self.service(gallery, origin: origin, folder: folder, signing: ImageServiceTests.signing)
+        let (_, origin, folder, service) = try await Self.start(count: 2, signing: ImageServiceTests.signing)
+        defer { withExtendedLifetime(folder) {} }
 
         let page = await service.respond(to: ServiceRequest(path: "/demo/1"))
         #expect(page.status == 200)
