@@ -138,9 +138,7 @@ public final class ImageService: Sendable {
             outcome = .hit
         } else {
             result = try await results.result(for: key) { [self] () throws(ServiceError) in
-                try await admission.run { () throws(ServiceError) in
-                    try await makeResult(url, options: options, format: format, previous: kept)
-                }
+                try await makeResult(url, options: options, format: format, previous: kept)
             }
             outcome = kept?.etag == result.etag ? .revalidated : .miss
         }
@@ -188,10 +186,14 @@ public final class ImageService: Sendable {
 
     /// Fetches the source (through the pipeline's disk cache, under its
     /// HTTP rules) and transforms it, unless it comes back with the
-    /// validator `previous` was made from: then `previous` is renewed as it is.
+    /// validator `previous` was made from: then `previous` is renewed as it
+    /// is. Each step waits for its turn (``AdmissionControl``).
     private func makeResult(
         _ url: URL, options: ProcessingOptions, format: OutputFormat, previous: EncodedResult?
     ) async throws(ServiceError) -> EncodedResult {
+        let ticket = try admission.admit()
+        defer { ticket.end() }
+        try await ticket.download()
         let source: DataResponse
         do {
             source = try await pipeline.data(for: ImageRequest(url: url))
@@ -211,6 +213,7 @@ public final class ImageService: Sendable {
         if let previous, previous.sourceValidator == validator {
             return previous.renewed(maxAge: maxAge, lifetime: lifetime)
         }
+        try await ticket.transform()
         let image = try await transform(source.data, key: url.absoluteString + "\u{0}" + validator, options: options)
         metrics.transformed()
         let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)

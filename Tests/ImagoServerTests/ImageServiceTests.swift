@@ -182,42 +182,59 @@ struct ImageServiceTests {
         try await refused.shutdown()
     }
 
-    @Test("overload: beyond the running and queued transformations, 429 with Retry-After at once; a queued one past its deadline, 503")
+    @Test("admission: 429 beyond the queue at once; a download holds no transformation turn; waiting past the queue timeout, 503")
     func overload() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")
-        server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants())))
-        let folder = TemporaryDirectory()
-        server.setRoute("/other.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants())))
-        /// Request `index` of `service` for `source`, its status and Retry-After.
-        func request(_ service: ImageService, _ index: Int, _ source: String = "/photo.jpg") async -> (Int, String?) {
-            let response = await service.respond(to: ServiceRequest(path: Self.path("w:\(10 + index)", server.url(source))))
+        let other = try await TestImageServer.start(host: "127.0.0.2")
+        let jpeg = try JPEGEncoder().encode(FormatFixtures.quadrants())
+        server.setRoute("/photo.jpg", .init(body: jpeg))
+        other.setRoute("/photo.jpg", .init(body: jpeg))
+        /// Request `index` of `service` for the photo on `origin`, its status and Retry-After.
+        func request(_ service: ImageService, _ index: Int, on origin: TestImageServer) async -> (Int, String?) {
+            let response = await service.respond(to: ServiceRequest(path: Self.path("w:\(10 + index)", origin.url("/photo.jpg"))))
             return (response.status, response.header("Retry-After"))
         }
 
-        // One slot, one queue place: the first runs (its source held), the
-        // second waits, the next two are refused at once.
-        let service = Self.service(in: folder, slots: 1, queue: 1)
+        // A queue of two, both downloading (their source held): the next two are refused at once.
+        let service = Self.service(in: TemporaryDirectory(), slots: 1, queue: 2)
         server.holdResponses()
-        async let first = request(service, 0)
+        async let first = request(service, 0, on: server)
+        async let second = request(service, 1, on: server)
         await server.waitForRequests("/photo.jpg", count: 1)
-        async let second = request(service, 1)
-        while service.admission.queueLength < 1 { await Task.yield() }
-        let refused = [await request(service, 2), await request(service, 3)]
+        while service.admission.queueLength < 2 { await Task.yield() }
+        let refused = [await request(service, 2, on: other), await request(service, 3, on: other)]
         #expect(refused.allSatisfy { $0 == (429, "1") }, "\(refused)")
         server.releaseResponses()
         #expect(await first.0 == 200)
         #expect(await second.0 == 200)
 
-        // A queued request whose deadline passes while the slot stays taken.
-        let strict = Self.service(in: TemporaryDirectory(), slots: 1, queue: 1, queueTimeout: .milliseconds(100))
+        // One transformation turn: a source that is slow to come does not
+        // keep another request from being transformed.
+        let oneTurn = Self.service(in: TemporaryDirectory(), slots: 1, queue: 4, queueTimeout: .seconds(30))
         server.holdResponses()
-        async let held = request(strict, 20, "/other.jpg")
-        await server.waitForRequests("/other.jpg", count: 1)
-        let late = await request(strict, 21, "/other.jpg")
-        #expect(late == (503, "1"), "\(late)")
+        async let slow = request(oneTurn, 0, on: server)
+        await server.waitForRequests("/photo.jpg", count: 2)
+        #expect(await request(oneTurn, 1, on: other) == (200, nil))
         server.releaseResponses()
-        #expect(await held.0 == 200)
+        #expect(await slow.0 == 200)
+
+        // Two download turns (twice the transformations), both held: a third
+        // request waits for one past its deadline.
+        let strict = Self.service(in: TemporaryDirectory(), slots: 1, queue: 3, queueTimeout: .milliseconds(100))
+        #expect(strict.admission.downloadLimit == 2)
+        server.holdResponses()
+        async let heldFirst = request(strict, 0, on: server)
+        async let heldSecond = request(strict, 1, on: server)
+        await server.waitForRequests("/photo.jpg", count: 3)
+        while strict.admission.queueLength < 2 { await Task.yield() }
+        let late = await request(strict, 2, on: other)
+        #expect(late == (503, "1"), "\(late)")
+        #expect(other.requestCount("/photo.jpg") == 1, "the late request never downloaded")
+        server.releaseResponses()
+        #expect(await heldFirst.0 == 200)
+        #expect(await heldSecond.0 == 200)
         try await server.shutdown()
+        try await other.shutdown()
     }
 
     @Test("the result cache: identical requests in flight make one answer; repeats are served from it, whatever the signature")
