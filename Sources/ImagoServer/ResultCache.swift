@@ -65,6 +65,10 @@ struct EncodedResult: Sendable {
 /// restarted server keeps them), with identical requests in flight made
 /// once: the first starts the work, the others wait for its result, and
 /// the work is cancelled when every request waiting for it is.
+///
+/// With a disk tier, a new answer goes to disk only, and into memory when
+/// it is asked for again: answers asked for once (a crawler, a cold start,
+/// the long tail) neither take memory nor push out the ones in demand.
 final class ResultCache: Sendable {
     /// Work in flight for one key, and how many requests wait for it.
     private struct Shared {
@@ -111,7 +115,10 @@ final class ResultCache: Sendable {
             }
             let task = Task<EncodedResult, any Error> { [cache, disk] in
                 let result = try await make()
-                cache.set(result, forKey: key, cost: result.bytes.readableBytes)
+                // In memory at once without a disk tier, or in place of an older answer kept there.
+                if disk == nil || cache.value(forKey: key) != nil {
+                    cache.set(result, forKey: key, cost: result.bytes.readableBytes)
+                }
                 if let disk {
                     // A failed store (a full disk) only costs a later transformation.
                     await Self.onDiskThread { try? disk.storeData(Data(result.bytes.readableBytesView), metadata: result.storedMetadata, forKey: key) }
