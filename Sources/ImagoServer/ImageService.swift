@@ -138,7 +138,7 @@ public final class ImageService: Sendable {
             outcome = .hit
         } else {
             result = try await results.result(for: key) { [self] () throws(ServiceError) in
-                try await makeResult(url, options: options, format: format, previous: kept)
+                try await makeResult(url, options: options, format: format, previous: kept, key: key)
             }
             outcome = kept?.etag == result.etag ? .revalidated : .miss
         }
@@ -187,9 +187,10 @@ public final class ImageService: Sendable {
     /// Fetches the source (through the pipeline's disk cache, under its
     /// HTTP rules) and transforms it, unless it comes back with the
     /// validator `previous` was made from: then `previous` is renewed as it
-    /// is. Each step waits for its turn (``AdmissionControl``).
+    /// is. Each step waits for its turn (``AdmissionControl``). The answer
+    /// is kept in the result cache under `key` before it is returned.
     private func makeResult(
-        _ url: URL, options: ProcessingOptions, format: OutputFormat, previous: EncodedResult?
+        _ url: URL, options: ProcessingOptions, format: OutputFormat, previous: EncodedResult?, key: String
     ) async throws(ServiceError) -> EncodedResult {
         let ticket = try admission.admit()
         defer { ticket.end() }
@@ -211,22 +212,32 @@ public final class ImageService: Sendable {
         // A source without a lifetime of its own is asked again after the result lifetime.
         let lifetime = min(results.lifetime, .seconds(remaining ?? Int(results.lifetime.components.seconds)))
         if let previous, previous.sourceValidator == validator {
-            return previous.renewed(maxAge: maxAge, lifetime: lifetime)
+            let renewed = previous.renewed(maxAge: maxAge, lifetime: lifetime)
+            await ResultCache.onDiskThread { [results] in results.store(renewed, forKey: key) }
+            return renewed
         }
         try await ticket.transform()
-        let image = try await transform(source.data, key: url.absoluteString + "\u{0}" + validator, options: options)
+        let lastModified = source.header("Last-Modified")
+        // Encoded and kept on the thread that decoded: one hand-off for the whole answer.
+        let result = try await transform(source.data, of: url, options: options) { [self] image throws(ServiceError) in
+            let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)
+            let result = EncodedResult(
+                data: try encode(image, format: resolved, quality: options.quality), mediaType: resolved.mediaType,
+                sourceValidator: validator, lastModified: lastModified, maxAge: maxAge, lifetime: lifetime
+            )
+            results.store(result, forKey: key)
+            return result
+        }
         metrics.transformed()
-        let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)
-        return EncodedResult(
-            data: try encode(image, format: resolved, quality: options.quality), mediaType: resolved.mediaType,
-            sourceValidator: validator, lastModified: source.header("Last-Modified"), maxAge: maxAge, lifetime: lifetime
-        )
+        return result
     }
 
-    /// The pipeline's decode of `data` for `options`: scaled toward the
-    /// box, then the processors in a fixed order; requests for the same
-    /// source version and options share it while it runs.
-    private func transform(_ data: Data, key: String, options: ProcessingOptions) async throws(ServiceError) -> Image {
+    /// Decodes `data` for `options` on one of the pipeline's decode threads
+    /// (scaled toward the box, then the processors in a fixed order) and
+    /// hands the image to `finish` there, within the decode budget.
+    private func transform(
+        _ data: Data, of url: URL, options: ProcessingOptions, then finish: @escaping @Sendable (Image) throws(ServiceError) -> EncodedResult
+    ) async throws(ServiceError) -> EncodedResult {
         var targetSize: ImageSize?
         var contentMode = ContentMode.fit
         var processors: [any ImageProcessing] = []
@@ -245,19 +256,18 @@ public final class ImageService: Sendable {
         if options.grayscale { processors.append(.grayscale) }
         if options.blur > 0 { processors.append(.gaussianBlur(radius: Double(options.blur))) }
         if options.cornerRadius > 0 { processors.append(.roundedCorners(radius: Double(options.cornerRadius))) }
-        // Not cached here: the source is on disk already, and the encoded answers are in the result cache.
-        let request = ImageRequest(
-            key: key, cachePolicy: .none, targetSize: targetSize, contentMode: contentMode, processors: processors
-        ) { data }
+        let request = ImageRequest(url: url, targetSize: targetSize, contentMode: contentMode, processors: processors)
         // The pixels the decode will hold, from the header; the pixel limit's worth when the header is not read here.
         let decoding = ImageDecodingOptions(targetSize: targetSize, contentMode: contentMode)
         let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
         return try await decodeBudget.withReservation(estimate) { () throws(ServiceError) in
+            let outcome: Result<EncodedResult, ServiceError>
             do throws(ImagePipeline.Error) {
-                return try await pipeline.image(for: request).image
+                outcome = try await pipeline.render(data, as: request) { image in Result { () throws(ServiceError) in try finish(image) } }
             } catch {
                 throw ServiceError(error)
             }
+            return try outcome.get()
         }
     }
 

@@ -104,26 +104,28 @@ final class ResultCache: Sendable {
     /// Closes the disk tier, saving its index snapshot.
     func close() { disk?.close() }
 
+    /// Keeps `result` for `key`: on disk, and in memory when there is no
+    /// disk tier or an older answer is there. Blocks on file I/O: call it
+    /// off Swift's cooperative threads.
+    func store(_ result: EncodedResult, forKey key: String) {
+        if disk == nil || cache.value(forKey: key) != nil {
+            cache.set(result, forKey: key, cost: result.bytes.readableBytes)
+        }
+        // A failed store (a full disk) only costs a later transformation.
+        try? disk?.storeData(Data(result.bytes.readableBytesView), metadata: result.storedMetadata, forKey: key)
+    }
+
     /// The answer for `key`: joins the work in flight for it, or starts
-    /// `make` and keeps what it returns. A cancelled request leaves the
-    /// work; the last one to leave cancels it.
+    /// `make`, which keeps what it returns (``store(_:forKey:)``). A
+    /// cancelled request leaves the work; the last one to leave cancels it.
     func result(for key: String, make: @escaping @Sendable () async throws(ServiceError) -> EncodedResult) async throws(ServiceError) -> EncodedResult {
         let task = inFlight.withLock { tasks in
             if let shared = tasks[key] {
                 tasks[key]?.waiters += 1
                 return shared.task
             }
-            let task = Task<EncodedResult, any Error> { [cache, disk] in
-                let result = try await make()
-                // In memory at once without a disk tier, or in place of an older answer kept there.
-                if disk == nil || cache.value(forKey: key) != nil {
-                    cache.set(result, forKey: key, cost: result.bytes.readableBytes)
-                }
-                if let disk {
-                    // A failed store (a full disk) only costs a later transformation.
-                    await Self.onDiskThread { try? disk.storeData(Data(result.bytes.readableBytesView), metadata: result.storedMetadata, forKey: key) }
-                }
-                return result
+            let task = Task<EncodedResult, any Error> {
+                try await make()
             }
             tasks[key] = Shared(task: task, waiters: 1)
             return task
@@ -157,7 +159,7 @@ final class ResultCache: Sendable {
     var count: Int { cache.totalCount }
 
     /// Runs blocking file I/O off Swift's cooperative threads.
-    private static func onDiskThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+    static func onDiskThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
         await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: body()) }
         }

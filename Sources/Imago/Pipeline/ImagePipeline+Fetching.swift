@@ -175,7 +175,7 @@ extension ImagePipeline {
         return decoded
     }
 
-    private func decodingOptions(for request: ImageRequest) -> ImageDecodingOptions {
+    func decodingOptions(for request: ImageRequest) -> ImageDecodingOptions {
         ImageDecodingOptions(
             targetSize: request.targetSize,
             contentMode: request.contentMode,
