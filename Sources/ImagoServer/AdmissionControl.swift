@@ -109,9 +109,15 @@ final class AdmissionControl: Sendable {
 
 /// A counting semaphore whose waiters are served first come, first served,
 /// and give up when their time runs out or their task is cancelled.
+///
+/// One watchdog task refuses the waiters whose time ran out, sleeping until
+/// the earliest deadline, rather than a timer per waiter: a timer set and
+/// cancelled for every request cost the server several thread switches an
+/// answer.
 final class Turns: Sendable {
     private struct Waiter {
         let id: UInt64
+        let deadline: ContinuousClock.Instant
         let continuation: CheckedContinuation<Bool, Never>
     }
 
@@ -119,6 +125,8 @@ final class Turns: Sendable {
         var taken = 0
         var waiters: [Waiter] = []
         var nextID: UInt64 = 0
+        /// The running watchdog's number and the deadline it sleeps until.
+        var watchdog: (generation: UInt64, until: ContinuousClock.Instant)?
     }
 
     let limit: Int
@@ -127,6 +135,9 @@ final class Turns: Sendable {
     init(limit: Int) {
         self.limit = limit
     }
+
+    /// Waiters in the queue now.
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     /// Takes a turn, waiting at most `timeout` for one; false if none came
     /// (or the task was cancelled).
@@ -140,27 +151,28 @@ final class Turns: Sendable {
             return state.nextID
         }
         guard let id else { return true }
-        var timer: Task<Void, any Error>?
-        defer { timer?.cancel() }
+        let deadline = ContinuousClock.now + timeout
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                // Cancelled before the waiter was in place: the handler found nothing to refuse.
-                let cancelled = state.withLock { state in
-                    if Task.isCancelled || timeout <= .zero { return true }
-                    state.waiters.append(Waiter(id: id, continuation: continuation))
-                    return false
+                enum Action { case refuse, wait, watch(UInt64) }
+                let action = state.withLock { state -> Action in
+                    // Cancelled before the waiter was in place: the handler found nothing to refuse.
+                    if Task.isCancelled || timeout <= .zero { return .refuse }
+                    state.waiters.append(Waiter(id: id, deadline: deadline, continuation: continuation))
+                    if let watchdog = state.watchdog, watchdog.until <= deadline { return .wait }
+                    // No watchdog, or one that would wake too late: a new one (an older one ends when it next wakes).
+                    state.nextID += 1
+                    state.watchdog = (state.nextID, deadline)
+                    return .watch(state.nextID)
                 }
-                if cancelled {
-                    continuation.resume(returning: false)
-                } else {
-                    timer = Task {
-                        try await Task.sleep(for: timeout)
-                        self.refuse(id)
-                    }
+                switch action {
+                case .refuse: continuation.resume(returning: false)
+                case .wait: break
+                case .watch(let generation): Task { await self.watch(generation) }
                 }
             }
         } onCancel: {
-            refuse(id)
+            refuse { $0.id == id }
         }
     }
 
@@ -174,12 +186,32 @@ final class Turns: Sendable {
         next?.continuation.resume(returning: true)
     }
 
-    /// Takes `id` out of the queue, if it is still there, and tells it no.
-    private func refuse(_ id: UInt64) {
-        let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiters.remove(at: index)
+    /// Refuses the waiters whose deadline has passed, then sleeps until the
+    /// next deadline, as long as there are waiters and it is the current watchdog.
+    private func watch(_ generation: UInt64) async {
+        while true {
+            refuse { $0.deadline <= .now }
+            let next = state.withLock { state -> ContinuousClock.Instant? in
+                guard state.watchdog?.generation == generation else { return nil }
+                guard let earliest = state.waiters.map(\.deadline).min() else {
+                    state.watchdog = nil
+                    return nil
+                }
+                state.watchdog = (generation, earliest)
+                return earliest
+            }
+            guard let next else { return }
+            try? await Task.sleep(until: next, clock: .continuous)
         }
-        waiter?.continuation.resume(returning: false)
+    }
+
+    /// Takes the waiters that match out of the queue and tells them no.
+    private func refuse(where matches: (Waiter) -> Bool) {
+        let refused = state.withLock { state -> [Waiter] in
+            let refused = state.waiters.filter(matches)
+            if !refused.isEmpty { state.waiters.removeAll(where: matches) }
+            return refused
+        }
+        for waiter in refused { waiter.continuation.resume(returning: false) }
     }
 }
