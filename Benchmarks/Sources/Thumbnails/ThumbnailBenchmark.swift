@@ -20,6 +20,11 @@ import Foundation
 // PNGs load as 256 px thumbnails, their rows streamed (see PNGMemoryRun).
 //
 //     swift run -c release Thumbnails --memory --png [--whole] [--count 20] [--in-flight 2]
+//
+// --floor FOLDER: the 256 px fits of that folder's JPEGs on all cores, with
+// nothing of a server (see FloorRun); thumbor-compare.sh runs it.
+//
+//     swift run -c release Thumbnails --floor FOLDER [--threads 2] [--seconds 8] [--webp]
 
 /// The integer after `flag` on the command line, or `fallback`.
 func option(_ flag: String, default fallback: Int) -> Int {
@@ -37,7 +42,12 @@ func option(_ flag: String, default fallback: Int) -> Int {
 @main
 enum ThumbnailBenchmark {
     static func main() async throws {
-        if CommandLine.arguments.contains("--memory"), CommandLine.arguments.contains("--png") {
+        if let index = CommandLine.arguments.firstIndex(of: "--floor"), index + 1 < CommandLine.arguments.count {
+            try FloorRun(
+                folder: CommandLine.arguments[index + 1], threads: option("--threads", default: ProcessInfo.processInfo.activeProcessorCount),
+                seconds: option("--seconds", default: 8), webp: CommandLine.arguments.contains("--webp")
+            ).run()
+        } else if CommandLine.arguments.contains("--memory"), CommandLine.arguments.contains("--png") {
             try await PNGMemoryRun(
                 count: option("--count", default: 20), inFlight: option("--in-flight", default: 2), whole: CommandLine.arguments.contains("--whole")
             ).run()

@@ -105,18 +105,26 @@ enum EntryFile {
         }
         let key = prefix[headerSize..<(headerSize + keyCount)]
         let metadata = Data(prefix[(headerSize + keyCount)..<bodyStart])
-        var body = Data(count: bodyCount)
+        // Not `Data(count:)`: zeroing a body only to read over it cost 0.5%
+        // of a served thumbnail's time.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bodyCount), alignment: 16)
         let inPrefix = min(bodyCount, prefix.count - bodyStart)
-        let complete = try body.withUnsafeMutableBytes { buffer in
-            prefix.withUnsafeBytes { source in
-                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[bodyStart..<(bodyStart + inPrefix)]))
-            }
-            let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[inPrefix...])
-            return Result { () throws(SystemCallError) in
-                try POSIXFile.read(fd, into: rest, at: bodyStart + inPrefix, path: path) == rest.count
-            }
-        }.get()
-        guard complete else { return .corrupt("file shrank while being read") }
+        prefix.withUnsafeBytes { source in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[bodyStart..<(bodyStart + inPrefix)]))
+        }
+        let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[inPrefix..<bodyCount])
+        let read: Int
+        do {
+            read = try POSIXFile.read(fd, into: rest, at: bodyStart + inPrefix, path: path)
+        } catch {
+            buffer.deallocate()
+            throw error
+        }
+        guard read == rest.count else {
+            buffer.deallocate()
+            return .corrupt("file shrank while being read")
+        }
+        let body = Data(bytesNoCopy: buffer.baseAddress!, count: bodyCount, deallocator: .custom { pointer, _ in pointer.deallocate() })
         let computed = checksum(header: prefix[0..<24], key: key, metadata: metadata, body: body)
         guard computed == stored else { return .corrupt("checksum mismatch") }
         guard owner.matches(key) else { return .otherKey }
