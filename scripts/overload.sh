@@ -7,7 +7,7 @@
 #   1. decompression bombs one at a time: a PNG declaring 100000x100000, a
 #      JPEG declaring 65500x65500 (the largest a JPEG header holds), a GIF
 #      of 10,000 frames, a 60 MB body with a Content-Length and chunked;
-#      each must be refused (4xx) and raise the RSS by at most 20 MiB;
+#      each must be refused (4xx) and raise the RSS by at most 4 MiB;
 #   2. the sustainable rate: a closed loop of 8 connections, fresh
 #      transformations, min(10, max(5, duration/4)) s;
 #   3. 1,000 connections, open loop at twice that rate for --duration s:

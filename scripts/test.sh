@@ -49,6 +49,11 @@ echo "== three imago serve instances behind nginx, one killed mid-load"
 # Zero failed client requests, and the disk caches sharded, not tripled.
 scripts/cluster.sh --duration 20
 
+echo "== imago serve under overload and hostile clients"
+# Bombs refused within 4 MiB, 1,000 connections at twice the sustainable
+# rate (only 200, 429 or 503), slow and non-reading clients; 15 s of load.
+scripts/overload.sh --duration 15
+
 echo "== imago cache demo"
 output=$(swift run imago cache demo --count 300 --size-limit 4)
 echo "$output"

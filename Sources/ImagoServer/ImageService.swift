@@ -33,6 +33,9 @@ public final class ImageService: Sendable {
         let loader = HTTPDataLoader(configuration: .init(
             requestTimeout: configuration.sourceTimeout,
             maximumResponseSize: configuration.maximumSourceSize,
+            // A source body of unknown length goes to disk past 1 MiB, not to
+            // /tmp, which may be memory (tmpfs).
+            temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(),
             userAgent: "Imago",
             sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
         ))

@@ -692,7 +692,7 @@ def parse():
                         help="seconds a request gets: the 10 s queue timeout and 5 s to transform")
     parser.add_argument("--probe-limit", type=float, default=5.0, help="seconds a probe may take while hostile clients are on")
     parser.add_argument("--started", type=float, default=0.0, help="epoch seconds the whole run started (setup included)")
-    parser.add_argument("--bomb-rise", type=float, default=20.0, help="MiB the RSS may rise for a bomb")
+    parser.add_argument("--bomb-rise", type=float, default=4.0, help="MiB the RSS may rise for a bomb")
     args = parser.parse_args()
     args.host, _, port = args.server.rpartition(":")
     args.port = int(port)

@@ -1,3 +1,5 @@
+import Foundation
+
 extension HTTPDataLoader {
     /// Timeouts, limits and identity of an ``HTTPDataLoader``.
     public struct Configuration: Sendable {
@@ -15,6 +17,15 @@ extension HTTPDataLoader {
         /// The largest body accepted, refused as soon as Content-Length or the
         /// received bytes pass it. Default: 50 MiB.
         public var maximumResponseSize: Int
+        /// The most of a body of unknown length (no Content-Length, or
+        /// content-encoded) held in memory: beyond it the body goes to an
+        /// unlinked file in ``temporaryDirectory`` and is mapped back when
+        /// whole, so a body that ends up refused at the size limit never
+        /// took that much memory. Default: 1 MiB.
+        public var spillThreshold: Int
+        /// Where bodies past the spill threshold are written. Default: the
+        /// system's temporary folder (`TMPDIR`, else /tmp).
+        public var temporaryDirectory: String
         /// Connections kept per host. Default: 6.
         public var maximumConnectionsPerHost: Int
         /// Sent unless the request sets its own.
@@ -30,6 +41,8 @@ extension HTTPDataLoader {
             requestTimeout: Duration = .seconds(60),
             maximumRedirects: Int = 5,
             maximumResponseSize: Int = 50 << 20,
+            spillThreshold: Int = 1 << 20,
+            temporaryDirectory: String = NSTemporaryDirectory(),
             maximumConnectionsPerHost: Int = 6,
             userAgent: String = "Imago",
             sourceGuard: (any SourceGuard)? = nil
@@ -39,6 +52,8 @@ extension HTTPDataLoader {
             self.requestTimeout = requestTimeout
             self.maximumRedirects = maximumRedirects
             self.maximumResponseSize = maximumResponseSize
+            self.spillThreshold = spillThreshold
+            self.temporaryDirectory = temporaryDirectory
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.userAgent = userAgent
             self.sourceGuard = sourceGuard

@@ -162,11 +162,38 @@ public final class HTTPDataLoader: DataLoading {
     /// continued with a Range request (not content-encoded).
     private struct ReceivedBody {
         var head: DataLoadingResponse?
+        /// The bytes so far, unless they went to `spill`.
         var data = Data()
+        /// A body of unknown length past the spill threshold: all of it so far.
+        var spill: SpillFile?
+        var count = 0
+
+        /// Appends `chunk`, first moving the body to a ``SpillFile`` in
+        /// `directory` if it would grow past `threshold` (nil: never).
+        mutating func append(_ chunk: ByteBuffer, spillingPast threshold: Int?, in directory: String) async throws {
+            if spill == nil, let threshold, count + chunk.readableBytes > threshold {
+                let file = try await SpillFile.create(in: directory)
+                try await file.write(data, at: 0)
+                data = Data()
+                spill = file
+            }
+            if let spill {
+                try await spill.write(chunk, at: count)
+            } else {
+                chunk.withUnsafeReadableBytes { bytes in
+                    if let base = bytes.baseAddress { data.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+                }
+            }
+            count += chunk.readableBytes
+        }
+
+        func bytes() throws -> Data {
+            try spill?.mapped(count: count) ?? data
+        }
 
         var partial: DataLoadingResponse? {
-            guard var head, !data.isEmpty else { return nil }
-            head.data = data
+            guard var head, count > 0, let bytes = try? bytes() else { return nil }
+            head.data = bytes
             return head
         }
     }
@@ -204,23 +231,23 @@ public final class HTTPDataLoader: DataLoading {
         let expected = isEncoded ? nil : contentLength
         if !isEncoded { received.head = head }
         received.data.reserveCapacity(Int(min(expected ?? 64 << 10, Int64(limit))))
+        // A body of unknown length is held in memory up to the spill threshold only.
+        let spillThreshold = expected == nil ? configuration.spillThreshold : nil
         for try await chunk in response.body {
-            guard received.data.count + chunk.readableBytes <= limit else {
+            guard received.count + chunk.readableBytes <= limit else {
                 throw DataLoadingError(.responseTooLarge(limit: limit), url: url)
             }
             guard ContinuousClock.now < deadline else {
                 throw DataLoadingError(.timedOut, url: url, underlying: HTTPClientError.deadlineExceeded)
             }
-            chunk.withUnsafeReadableBytes { bytes in
-                if let base = bytes.baseAddress { received.data.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
-            }
-            progress(DownloadProgress(completed: Int64(received.data.count), expected: expected))
+            try await received.append(chunk, spillingPast: spillThreshold, in: configuration.temporaryDirectory)
+            progress(DownloadProgress(completed: Int64(received.count), expected: expected))
         }
-        if let expected, Int64(received.data.count) != expected {
-            throw DataLoadingError(.network, url: url, underlying: ShortBody(expected: expected, received: received.data.count))
+        if let expected, Int64(received.count) != expected {
+            throw DataLoadingError(.network, url: url, underlying: ShortBody(expected: expected, received: received.count))
         }
         var whole = head
-        whole.data = received.data
+        whole.data = try received.bytes()
         return whole
     }
 

@@ -50,6 +50,32 @@ struct HTTPDataLoaderTests {
         }
     }
 
+    @Test("a body of unknown length past the spill threshold goes to an unlinked temporary file and comes back whole; announced and small ones stay in memory")
+    func spill() async throws {
+        let folder = TemporaryDirectory()
+        let large = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try await withServer(.init(spillThreshold: 64 << 10, temporaryDirectory: folder.path)) { server, loader in
+            server.setRoute("/chunked", .init(body: large, behaviour: .omitContentLength))
+            let whole = try await load(loader, server.url("/chunked")).get()
+            #expect(whole.data == large)
+            let left = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            #expect(left.isEmpty, "the file was unlinked")
+        }
+        // A folder that cannot be written shows which bodies spill: only those of unknown length past the threshold.
+        try await withServer(.init(spillThreshold: 64 << 10, temporaryDirectory: "/nonexistent/imago")) { server, loader in
+            server.setRoute("/chunked", .init(body: large, behaviour: .omitContentLength))
+            server.setRoute("/announced", .init(body: large))
+            server.setRoute("/small", .init(body: large.prefix(60_000), behaviour: .omitContentLength))
+            let failure = await load(loader, server.url("/chunked"))
+            #expect(code(failure) == .network)
+            let message = (try? failure.get()) == nil ? "\(failure)" : ""
+            #expect(message.contains("mkstemp failed on /nonexistent/imago"), "\(message)")
+            let announced = try await load(loader, server.url("/announced")).get()
+            let small = try await load(loader, server.url("/small")).get()
+            #expect(announced.data == large && small.data == large.prefix(60_000))
+        }
+    }
+
     @Test("a body over the size limit is refused, whether announced or streamed without a length")
     func sizeLimit() async throws {
         try await withServer(.init(maximumResponseSize: 10_000)) { server, loader in
