@@ -18,6 +18,11 @@
 # round starts a server afresh with new cache folders, so that every round's
 # peak RSS (VmHWM) is its own; rounds alternate thumbor, imago, thumbor, ...
 #
+# Beside them, for the cold workloads, the floor: the same sources turned
+# into the same thumbnails by the codecs alone on every core (the
+# Thumbnails benchmark's --floor mode: no HTTP, no cache, no thread
+# hand-off), which no server on these codecs can beat on this machine.
+#
 # Printed per workload, concurrency and server: ok/s (answers other than an
 # error status per second), p50 and p99 latency, errors (wrk's socket errors,
 # timeouts and non-2xx/3xx answers; imago's 429s, its admission control, are
@@ -83,6 +88,9 @@ if [ -z "${IMAGO:-}" ]; then
     IMAGO=$here/.build/release/imago
 fi
 [ "$IMAGO" -ef "$work/imago" ] || cp "$IMAGO" "$work/imago"
+(cd "$here" && swift build -c release --product Thumbnails > "$work/build-floor.log" 2>&1) ||
+    { tail -20 "$work/build-floor.log" >&2; exit 1; }
+cp "$here/.build/release/Thumbnails" "$work/floor"
 
 # Photo-like sources, made once and kept between runs.
 "$venv/bin/python" "$here/thumbor/make_images.py" "$work/images/1024" $files_1024 1024 768
@@ -205,6 +213,16 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 started=$(date +%s)
 printf '%-15s %3s %-7s %5s %8s %9s %9s %7s %6s %7s %7s  %s\n' workload c server round ok/s p50_ms p99_ms errors 429s rss_MB cpu_ms note
 
+run_floor() { # workload round: the codecs alone on every core, printed as a row of server "floor"
+    local workload=$1 round=$2
+    local rest=${workload#*-}
+    local format=${rest%%-*} size=${rest#*-}
+    "$work/floor" --floor "$work/images/$size" --threads "$cores" --seconds "$duration" $([ "$format" = webp ] && echo --webp) |
+        awk -v w="$workload" -v r="$round" '$1 == "FLOOR" {
+            printf "%-15s %3s %-7s %5s %8.1f %9.2f %9.2f %7d %6s %7d %7.2f  %s\n", w, "all", "floor", r, $2 / $3, 0, 0, 0, "-", 0, $4 * 1000 / $2, "codecs alone, " $2 " thumbnails"
+        }' | tee -a "$results"
+}
+
 run_round() { # workload concurrency server round
     local workload=$1 c=$2 server=$3 round=$4
     local mode=${workload%%-*} rest=${workload#*-}
@@ -259,6 +277,9 @@ run_round() { # workload concurrency server round
 }
 
 for workload in $workloads; do
+    if [ "${workload%%-*}" = cold ]; then
+        for round in $(seq "$rounds"); do run_floor "$workload" "$round"; done
+    fi
     for c in $concurrencies; do
         for round in $(seq "$rounds"); do
             run_round "$workload" "$c" thumbor "$round"
@@ -292,9 +313,12 @@ awk '
             if (f[3] == "imago") {
                 t = f[1] " " f[2] " thumbor"
                 ratio = sprintf("%.2fx ok/s, %.2fx RSS, %.2fx CPU", median(ok[k]) / median(ok[t]), rss[k] / rss[t], median(cpu[k]) / median(cpu[t]))
+                fl = f[1] " all floor"
+                if (fl in ok) ratio = ratio sprintf("; floor %.2fx", median(ok[fl]) / median(ok[t]))
             }
             printf "%-15s %3s %-7s %8.1f %9.2f %9.2f %7d %6s %7d %7.2f   %s\n", f[1], f[2], f[3], median(ok[k]), median(p50[k]), median(p99[k]), err[k], tm[k], rss[k], median(cpu[k]), ratio
         }
     }' "$results"
 echo
 echo "Goals: cold >= 2x thumbor's ok/s at 1024x768 and >= 1.2x at 4000x3000; warm >= 5x; imago's peak RSS <= thumbor's."
+echo "floor Nx: the codecs alone on every core against thumbor, the most any server on them could reach."
