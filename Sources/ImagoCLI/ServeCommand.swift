@@ -57,6 +57,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("write-timeout"), help: "Seconds an answer may wait for a client that does not read before the connection is closed; more than the queue's 10 s plus the source timeout (IMAGO_WRITE_TIMEOUT; default 120).")
     var writeTimeout: Int?
 
+    @Flag(help: "Keep every fetched source in the cache folder, not only those fetched a second time.")
+    var keepEverySource = false
+
     @Flag(help: "Also serve a generated gallery as the source, and pages at / with its thumbnails (unsigned URLs allowed; sources limited to the gallery unless --allowed-sources is given).")
     var demo = false
 
@@ -78,6 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
             writeTimeout: writeTimeout ?? environment["IMAGO_WRITE_TIMEOUT"].map { try Self.seconds($0, "IMAGO_WRITE_TIMEOUT") },
             drainTimeout: drainTimeout ?? environment["IMAGO_DRAIN_TIMEOUT"].map { try Self.seconds($0, "IMAGO_DRAIN_TIMEOUT") }
         )
+        if keepEverySource { settings.configuration.sourceAdmission = .always }
         // Kept until the server stops: the demo's source.
         let origin = demo ? try await Self.startDemo(&settings) : nil
         var logger = Logger(label: "imago.serve")

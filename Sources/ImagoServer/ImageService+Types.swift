@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoCaching
 import NIOCore
 
 extension ImageService {
@@ -21,6 +22,11 @@ extension ImageService {
         /// Where sources and encoded answers are cached on disk (`sources/`,
         /// `results/`); nil keeps answers in memory only and sources nowhere.
         public var cacheFolder: String?
+        /// Which fetched sources go into `sources/`. Default: a source's
+        /// second fetch (among the last 65,536 new sources): a source made
+        /// into one answer only costs no write and evicts nothing, and one
+        /// made into several is fetched twice before it is kept.
+        public var sourceAdmission: DiskCache.Admission
         /// `Cache-Control: max-age` of images, in seconds. Default: one day.
         public var maxAge: Int
         /// `Cache-Control: max-age` of errors, in seconds. Default: 10.
@@ -61,6 +67,7 @@ extension ImageService {
             sourcePolicy: SourcePolicy = SourcePolicy(),
             presets: [String: [Substring]] = [:],
             cacheFolder: String? = nil,
+            sourceAdmission: DiskCache.Admission = .secondStore(window: 65_536),
             maxAge: Int = 86_400,
             errorMaxAge: Int = 10,
             maximumSourceSize: Int = 50 << 20,
@@ -81,6 +88,7 @@ extension ImageService {
             self.sourcePolicy = sourcePolicy
             self.presets = presets
             self.cacheFolder = cacheFolder
+            self.sourceAdmission = sourceAdmission
             self.maxAge = maxAge
             self.errorMaxAge = errorMaxAge
             self.maximumSourceSize = maximumSourceSize

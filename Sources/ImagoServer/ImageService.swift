@@ -26,7 +26,8 @@ public final class ImageService: Sendable {
 
     /// A service with its own pipeline: a guarded HTTP loader, a memory
     /// cache, and in `configuration.cacheFolder` a disk cache of the sources
-    /// (`sources/`) and one of the encoded answers (`results/`).
+    /// (`sources/`, from their second fetch unless `sourceAdmission` says
+    /// otherwise) and one of the encoded answers (`results/`).
     public convenience init(
         configuration: Configuration, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger = Logger(label: "imago.serve")
     ) throws {
@@ -39,7 +40,9 @@ public final class ImageService: Sendable {
             userAgent: "Imago",
             sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
         ))
-        let dataCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/sources") }
+        let dataCache = try configuration.cacheFolder.map {
+            try DiskCache(path: $0 + "/sources", configuration: .init(admission: configuration.sourceAdmission))
+        }
         let resultsCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/results") }
         let pipeline = ImagePipeline(configuration: .init(
             dataLoader: loader,

@@ -44,7 +44,7 @@ struct ImageServerHTTPTests {
         let source = try await TestImageServer.start(host: "127.0.0.2")
         source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
         let folder = TemporaryDirectory()
-        let service = ImageServiceTests.service(in: folder)
+        let service = ImageServiceTests.service(in: folder, sourceAdmission: .always)
         let (group, running, answer, loader) = try await Self.holdOneRequest(service, source: source, drainTimeout: .seconds(600))
         await group.triggerGracefulShutdown()
         source.releaseResponses()

@@ -16,13 +16,14 @@ struct ImageServiceTests {
     /// Its source cache is in `folder`, which the test keeps alive.
     static func service(
         in folder: TemporaryDirectory, signedOnly: Bool = false, sourceTimeout: Duration = .seconds(30),
-        slots: Int = 4, queue: Int = 64, queueTimeout: Duration = .seconds(600)
+        slots: Int = 4, queue: Int = 64, queueTimeout: Duration = .seconds(600), sourceAdmission: DiskCache.Admission = .secondStore(window: 64)
     ) -> ImageService {
         let configuration = ImageService.Configuration(
             signing: signing,
             allowsUnsigned: !signedOnly,
             sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
             cacheFolder: folder.path,
+            sourceAdmission: sourceAdmission,
             sourceTimeout: sourceTimeout,
             maximumConcurrentTransformations: slots,
             queueCapacity: queue,
@@ -72,8 +73,34 @@ struct ImageServiceTests {
             let response = await service.respond(to: ServiceRequest(path: Self.path(options + "/f:png", server.url("/photo.jpg"))))
             #expect(try Self.decoded(response).size == ImageSize(width: size.0, height: size.1), "\(options)")
         }
-        // The source, fresh for an hour, was downloaded once for all of these.
-        #expect(server.requestCount("/photo.jpg") == 1)
+        // The source, fresh for an hour, was downloaded for the first answer
+        // and again, to be kept, for the second; the others read it from disk.
+        #expect(server.requestCount("/photo.jpg") == 2)
+        try await server.shutdown()
+    }
+
+    @Test("sources are kept from their second fetch, or from their first with admission .always")
+    func sourceAdmission() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        let jpeg = try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))
+        for name in ["/once.jpg", "/twice.jpg", "/always.jpg"] { server.setRoute(name, .init(headers: Self.cacheable, body: jpeg)) }
+        let folder = TemporaryDirectory()
+        let service = Self.service(in: folder)
+        let sources = try #require(service.pipeline.configuration.dataCache as? DiskCache)
+        func answer(_ options: String, _ name: String, from service: ImageService) async -> Int {
+            await service.respond(to: ServiceRequest(path: Self.path(options, server.url(name)))).status
+        }
+
+        #expect(await answer("w:40", "/once.jpg", from: service) == 200)
+        #expect(sources.count == 0, "a source made into one answer is not written")
+        for width in [50, 60, 70] { #expect(await answer("w:\(width)", "/twice.jpg", from: service) == 200) }
+        #expect(sources.containsData(forKey: server.url("/twice.jpg").absoluteString))
+        #expect(server.requestCount("/twice.jpg") == 2, "fetched twice, then read from disk")
+
+        let alwaysFolder = TemporaryDirectory()
+        let always = Self.service(in: alwaysFolder, sourceAdmission: .always)
+        for width in [50, 60] { #expect(await answer("w:\(width)", "/always.jpg", from: always) == 200) }
+        #expect(server.requestCount("/always.jpg") == 1)
         try await server.shutdown()
     }
 
@@ -301,14 +328,16 @@ struct ImageServiceTests {
         #expect((55...60).contains(maxAge), "\(String(describing: short.header("Cache-Control")))")
         #expect(short.header("Last-Modified") == modified)
 
-        // no-cache: every request asks the source again; its 304 keeps the answer.
+        // no-cache: every request asks the source again (the second time in
+        // full: a source is kept from its second fetch); its 304 keeps the answer.
         let path = Self.path("w:50/f:png", server.url("/revalidated.jpg"))
         let first = await service.respond(to: ServiceRequest(path: path))
         let second = await service.respond(to: ServiceRequest(path: path))
-        #expect(first.status == 200 && second.status == 200)
+        let third = await service.respond(to: ServiceRequest(path: path))
+        #expect(first.status == 200 && second.status == 200 && third.status == 200)
         #expect(first.header("Cache-Control") == "public, max-age=0")
-        #expect(second.header("ETag") == first.header("ETag"))
-        #expect(server.requestCount("/revalidated.jpg") == 2)
+        #expect(second.header("ETag") == first.header("ETag") && third.header("ETag") == first.header("ETag"))
+        #expect(server.requestCount("/revalidated.jpg") == 3)
         #expect(server.lastRequest("/revalidated.jpg")?.header("If-None-Match") == "\"v1\"")
         try await server.shutdown()
     }

@@ -28,7 +28,7 @@ final class SpillFile: Sendable {
         try await NIOThreadPool.singleton.runIfActive {
             var template = Array((directory + "/imago-body-XXXXXX").utf8CString)
             let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-            let path = String(cString: template)
+            let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             guard descriptor >= 0 else { throw SpillError(call: "mkstemp", path: path, code: errno) }
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
             unlink(path)

@@ -20,6 +20,8 @@ extension DiskCache {
         public var currentDate: @Sendable () -> Date
         /// What a store survives once it has returned. Default: ``Durability/processCrash``.
         public var durability: Durability
+        /// Which stores write an entry. Default: ``Admission/always``.
+        public var admission: Admission
         /// Where warnings (corrupt entries, I/O errors) go. Default: label "imago".
         public var logger: Logger
 
@@ -30,6 +32,7 @@ extension DiskCache {
             maintenanceInterval: Duration? = .seconds(60),
             currentDate: @escaping @Sendable () -> Date = { Date() },
             durability: Durability = .processCrash,
+            admission: Admission = .always,
             logger: Logger = Logger(label: "imago")
         ) {
             self.sizeLimit = sizeLimit
@@ -37,6 +40,7 @@ extension DiskCache {
             self.maintenanceInterval = maintenanceInterval
             self.currentDate = currentDate
             self.durability = durability
+            self.admission = admission
             self.logger = logger
         }
     }
@@ -53,5 +57,18 @@ extension DiskCache {
         /// before the rename and its folder after it, so a store that has
         /// returned is on the device. Costs two fsyncs a store.
         case powerLoss
+    }
+
+    /// Which stores of a key that has no entry write one. A store that
+    /// replaces an entry always writes.
+    public enum Admission: Sendable, Equatable {
+        /// Every store writes.
+        case always
+        /// A key's first store is only remembered, and its second writes:
+        /// data used once (one thumbnail of a source nobody asks for again)
+        /// costs no write and evicts no entry that is used. Keys are
+        /// remembered in memory, 8 bytes each, for at least `window / 2` stores
+        /// of other new keys; not across a restart.
+        case secondStore(window: Int)
     }
 }

@@ -36,6 +36,8 @@ public final class DiskCache: DataCaching, Sendable {
         /// The index changed since the last snapshot.
         var isDirty = false
         var isClosed = false
+        /// With ``Admission/secondStore(window:)``: the keys stored once.
+        var doorkeeper: Doorkeeper?
     }
 
     let state: Locked<State>
@@ -60,7 +62,9 @@ public final class DiskCache: DataCaching, Sendable {
             POSIXFile.close(lockFile)
             throw DiskCacheError(error, operation: .open, key: nil)
         }
-        state = Locked(State(index: index, lockFile: lockFile))
+        var state = State(index: index, lockFile: lockFile)
+        if case let .secondStore(window) = configuration.admission { state.doorkeeper = Doorkeeper(window: window) }
+        self.state = Locked(state)
         if index.totalSize > configuration.sizeLimit {
             try trim(toSize: configuration.sizeLimit)
         }
@@ -132,6 +136,9 @@ public final class DiskCache: DataCaching, Sendable {
 
     // MARK: Writing
 
+    /// Writes the entry for `key`, replacing the one stored before. With
+    /// ``Admission/secondStore(window:)``, the first store of a key that has
+    /// no entry only remembers the key and returns.
     public func storeData(_ data: Data, metadata: Data = Data(), forKey key: String) throws(DiskCacheError) {
         let keyBytes = Array(key.utf8)
         let size = EntryFile.fileSize(keyCount: keyBytes.count, metadataCount: metadata.count, bodyCount: data.count)
@@ -143,7 +150,11 @@ public final class DiskCache: DataCaching, Sendable {
                 path: destination, detail: "not stored"
             )
         }
-        try checkOpen(.store, key: key)
+        let admitted = try state.withLock { state throws(DiskCacheError) in
+            guard !state.isClosed else { throw closedError(.store, key: key) }
+            return state.index.record(for: hash) != nil || state.doorkeeper?.admits(hash.words.0) != false
+        }
+        guard admitted else { return }
         let temporary = folderPath(hash.shard) + "/.tmp-\(Self.processID)-\(temporaryFileCounter.add(1, ordering: .relaxed).newValue)"
         let prefix = EntryFile.prefix(key: keyBytes, metadata: metadata, body: data)
         try writeTemporaryFile(temporary, prefix: prefix, body: data, shard: hash.shard, key: key)
@@ -280,10 +291,6 @@ public final class DiskCache: DataCaching, Sendable {
             }
             state.isDirty = true
         }
-    }
-
-    private func checkOpen(_ operation: DiskCacheError.Operation, key: String?) throws(DiskCacheError) {
-        if state.withLock({ $0.isClosed }) { throw closedError(operation, key: key) }
     }
 
     func closedError(_ operation: DiskCacheError.Operation, key: String?) -> DiskCacheError {

@@ -85,6 +85,36 @@ struct DiskCacheTests {
         expectConsistent(cache)
     }
 
+    @Test("second-store admission: a key's first store writes nothing, its second does; an entry is always replaced; keys are remembered for half the window")
+    func secondStoreAdmission() throws {
+        let cache = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil, admission: .secondStore(window: 4)))
+        try cache.storeData(Data("one".utf8), metadata: Data(), forKey: "a")
+        #expect(cache.cachedData(forKey: "a") == nil && cache.count == 0 && cache.totalSize == 0)
+        try cache.storeData(Data("two".utf8), metadata: Data(), forKey: "a")
+        #expect(cache.cachedData(forKey: "a")?.data == Data("two".utf8))
+        try cache.storeData(Data("three".utf8), metadata: Data(), forKey: "a")
+        #expect(cache.cachedData(forKey: "a")?.data == Data("three".utf8))
+        expectConsistent(cache)
+
+        // Window 4: two generations of two keys. b is still remembered after
+        // two other new keys (c, d); c is not after three (e, f, g).
+        for key in ["b", "c", "d"] { try cache.storeData(Data(key.utf8), metadata: Data(), forKey: key) }
+        #expect(cache.count == 1)
+        try cache.storeData(Data("b".utf8), metadata: Data(), forKey: "b")
+        #expect(cache.cachedData(forKey: "b") != nil)
+        for key in ["e", "f", "g"] { try cache.storeData(Data(key.utf8), metadata: Data(), forKey: key) }
+        try cache.storeData(Data("c".utf8), metadata: Data(), forKey: "c")
+        #expect(cache.cachedData(forKey: "c") == nil, "c was forgotten")
+        try cache.storeData(Data("c".utf8), metadata: Data(), forKey: "c")
+        #expect(cache.cachedData(forKey: "c") != nil)
+        #expect(cache.count == 3)
+        expectConsistent(cache)
+
+        // A closed cache still refuses, admitted or not.
+        cache.close()
+        #expect(throws: DiskCacheError.self) { try cache.storeData(Data(), metadata: Data(), forKey: "h") }
+    }
+
     @Test("an entry larger than the whole limit is refused with a typed error")
     func entryTooLarge() throws {
         let cache = try open(sizeLimit: 1000)
