@@ -24,7 +24,14 @@ final class PriorityThreadPool: Sendable {
         for index in 0..<max(1, threads) {
             let threadName = "\(name)\(index)"
             let thread = Thread { [queue] in
-                // Set from the thread itself, so that it reaches the kernel (for profilers and debuggers).
+                // Set from the thread itself, so that it reaches the kernel (for
+                // profilers and debuggers). Foundation passes the name on only
+                // once `start()` has returned on the starting thread, and later
+                // reads it back from the kernel: named directly too, or the
+                // thread may keep the starting thread's name.
+                #if canImport(Glibc)
+                _ = setThreadName?(pthread_self(), String(threadName.utf8.prefix(15))!)
+                #endif
                 Thread.current.name = threadName
                 queue.runJobs()
             }
@@ -136,3 +143,9 @@ private final class JobQueue: Sendable {
         }
     }
 }
+
+#if canImport(Glibc)
+/// glibc's `pthread_setname_np`, which the Glibc module does not declare.
+private let setThreadName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32)? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np")
+    .map { unsafeBitCast($0, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self) }
+#endif

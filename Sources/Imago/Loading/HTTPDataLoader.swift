@@ -83,172 +83,95 @@ public final class HTTPDataLoader: DataLoading {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
             throw DataLoadingError(.invalidURL, url: url)
         }
-        var received = ReceivedBody()
-        var release: (@Sendable () -> Void)?
-        defer { release?() }
+        // The whole request, body included, redirects included.
+        let deadline = NIODeadline.now() + TimeAmount(configuration.requestTimeout)
+        var collector: ResponseCollector?
         do {
-            let deadline = ContinuousClock.now + configuration.requestTimeout
             guard let sourceGuard = configuration.sourceGuard, let pinnedClients else {
-                let response = try await client.execute(httpRequest(url, request.headers), timeout: TimeAmount(configuration.requestTimeout))
-                return try await read(response, from: url, deadline: deadline, into: &received, progress: progress)
+                let received = ResponseCollector(url: url, configuration: configuration, progress: progress)
+                collector = received
+                try await run(client, httpRequest(url, request.headers), into: received, deadline: deadline)
+                return try answer(from: received)
             }
-            let (response, finalURL, lease) = try await executeGuarded(request, sourceGuard, pinnedClients, deadline: deadline)
-            release = lease
-            return try await read(response, from: finalURL, deadline: deadline, into: &received, progress: progress)
+            var hop = url
+            var headers = request.headers
+            var visited: Set<String> = []
+            for _ in 0...max(0, configuration.maximumRedirects) {
+                guard visited.insert(hop.absoluteString).inserted, let host = hop.host else {
+                    throw DataLoadingError(.tooManyRedirects, url: hop)
+                }
+                let address = try await sourceGuard.address(for: hop)
+                let (client, release) = pinnedClients.lease(host: host, address: address)
+                defer { release() }
+                let received = ResponseCollector(url: hop, configuration: configuration, progress: progress)
+                collector = received
+                try await run(client, httpRequest(hop, headers), into: received, deadline: deadline)
+                guard let next = try redirect(from: received) else { return try answer(from: received) }
+                if next.scheme != hop.scheme || next.host != hop.host || next.port != hop.port {
+                    headers.removeAll { ["authorization", "cookie", "proxy-authorization"].contains($0.name.lowercased()) }
+                }
+                hop = next
+            }
+            throw DataLoadingError(.tooManyRedirects, url: hop)
         } catch {
             var failure = error as? DataLoadingError ?? classify(error, url: url)
-            if [.network, .timedOut, .cancelled].contains(failure.code) { failure.partial = received.partial }
+            if [.network, .timedOut, .cancelled].contains(failure.code) { failure.partial = collector?.partial }
             throw failure
         }
     }
 
-    private func httpRequest(_ url: URL, _ headers: [HTTPHeader]) -> HTTPClientRequest {
-        var httpRequest = HTTPClientRequest(url: url.absoluteString)
-        for header in headers { httpRequest.headers.add(name: header.name, value: header.value) }
-        if !httpRequest.headers.contains(name: "User-Agent") {
-            httpRequest.headers.add(name: "User-Agent", value: configuration.userAgent)
+    private func httpRequest(_ url: URL, _ headers: [HTTPHeader]) throws -> HTTPClient.Request {
+        var fields = HTTPHeaders()
+        for header in headers { fields.add(name: header.name, value: header.value) }
+        if !fields.contains(name: "User-Agent") {
+            fields.add(name: "User-Agent", value: configuration.userAgent)
         }
-        if !httpRequest.headers.contains(name: "Accept-Encoding") {
+        if !fields.contains(name: "Accept-Encoding") {
             // A range counts encoded bytes, which are never kept: resumed requests ask for none.
-            let isRange = httpRequest.headers.contains(name: "Range")
-            httpRequest.headers.add(name: "Accept-Encoding", value: isRange ? "identity" : "gzip, deflate")
+            fields.add(name: "Accept-Encoding", value: fields.contains(name: "Range") ? "identity" : "gzip, deflate")
         }
-        return httpRequest
+        return try HTTPClient.Request(url: url.absoluteString, method: .GET, headers: fields)
     }
 
-    /// Follows redirects itself, asking the guard for every hop's address
-    /// and connecting only there. Credentials are not carried to another
-    /// origin. Returns the final response, its URL and the lease of the
-    /// client reading it.
-    private func executeGuarded(
-        _ request: DataRequest, _ sourceGuard: any SourceGuard, _ pinnedClients: PinnedClients, deadline: ContinuousClock.Instant
-    ) async throws -> (HTTPClientResponse, URL, @Sendable () -> Void) {
-        var url = request.url
-        var headers = request.headers
-        var visited: Set<String> = []
-        for _ in 0...max(0, configuration.maximumRedirects) {
-            guard visited.insert(url.absoluteString).inserted, let host = url.host else {
-                throw DataLoadingError(.tooManyRedirects, url: url)
+    /// Runs `request` with `collector` receiving it; cancelling the calling
+    /// task cancels the request. A status whose body is not read ends
+    /// here without an error: the collector holds its head.
+    private func run(_ client: HTTPClient, _ request: HTTPClient.Request, into collector: ResponseCollector, deadline: NIODeadline) async throws {
+        let task = client.execute(request: request, delegate: collector, deadline: deadline)
+        do {
+            try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
             }
-            let address = try await sourceGuard.address(for: url)
-            let (client, release) = pinnedClients.lease(host: host, address: address)
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(httpRequest(url, headers), timeout: TimeAmount(max(.zero, remaining)))
-            } catch {
-                release()
-                throw error
-            }
-            guard [301, 302, 303, 307, 308].contains(response.status.code),
-                  let location = response.headers.first(name: "Location"),
-                  let next = URL(string: location, relativeTo: url)?.absoluteURL
-            else {
-                return (response, url, release)
-            }
-            release()
-            guard let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-                throw DataLoadingError(.invalidURL, url: next)
-            }
-            if next.scheme != url.scheme || next.host != url.host || next.port != url.port {
-                headers.removeAll { ["authorization", "cookie", "proxy-authorization"].contains($0.name.lowercased()) }
-            }
-            url = next
-        }
-        throw DataLoadingError(.tooManyRedirects, url: url)
-    }
-
-    /// What arrived of a 200 or 206 body before a failure, if it can be
-    /// continued with a Range request (not content-encoded).
-    private struct ReceivedBody {
-        var head: DataLoadingResponse?
-        /// The bytes so far, unless they went to `spill`.
-        var data = Data()
-        /// A body of unknown length past the spill threshold: all of it so far.
-        var spill: SpillFile?
-        var count = 0
-
-        /// Appends `chunk`, first moving the body to a ``SpillFile`` in
-        /// `directory` if it would grow past `threshold` (nil: never).
-        mutating func append(_ chunk: ByteBuffer, spillingPast threshold: Int?, in directory: String) async throws {
-            if spill == nil, let threshold, count + chunk.readableBytes > threshold {
-                let file = try await SpillFile.create(in: directory)
-                try await file.write(data, at: 0)
-                data = Data()
-                spill = file
-            }
-            if let spill {
-                try await spill.write(chunk, at: count)
-            } else {
-                chunk.withUnsafeReadableBytes { bytes in
-                    if let base = bytes.baseAddress { data.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
-                }
-            }
-            count += chunk.readableBytes
-        }
-
-        func bytes() throws -> Data {
-            try spill?.mapped(count: count) ?? data
-        }
-
-        var partial: DataLoadingResponse? {
-            guard var head, count > 0, let bytes = try? bytes() else { return nil }
-            head.data = bytes
-            return head
+        } catch is ResponseCollector.Unread {
+            return
         }
     }
 
-    /// Reads the body. AsyncHTTPClient's deadline covers the request only up
-    /// to the response head, so the body checks it too, at every chunk; a
-    /// silent body is cut off by the read timeout.
-    private func read(
-        _ response: HTTPClientResponse,
-        from url: URL,
-        deadline: ContinuousClock.Instant,
-        into received: inout ReceivedBody,
-        progress: @Sendable (DownloadProgress) -> Void
-    ) async throws -> DataLoadingResponse {
-        let limit = configuration.maximumResponseSize
-        let head = DataLoadingResponse(
-            data: Data(),
-            statusCode: Int(response.status.code),
-            headers: response.headers.map { HTTPHeader($0.name, $0.value) },
-            url: response.url ?? url
-        )
-        if response.status == .notModified {
-            return head // the answer to a conditional request: no body by definition
+    /// The whole response, or the error its status stands for.
+    private func answer(from collector: ResponseCollector) throws -> DataLoadingResponse {
+        guard let head = collector.head else { throw DataLoadingError(.network, url: collector.url) }
+        guard head.status.code == 304 || (200..<300).contains(head.status.code) else {
+            let retryAfter = head.headers.first(name: "Retry-After").flatMap(Self.retryAfter)
+            throw DataLoadingError(.httpStatus(Int(head.status.code)), url: collector.url, retryAfter: retryAfter)
         }
-        guard (200..<300).contains(response.status.code) else {
-            let retryAfter = response.headers.first(name: "Retry-After").flatMap(Self.retryAfter)
-            throw DataLoadingError(.httpStatus(Int(response.status.code)), url: url, retryAfter: retryAfter)
+        guard let response = try collector.response() else { throw DataLoadingError(.network, url: collector.url) }
+        return response
+    }
+
+    /// Where a guarded request's redirect points: nil for any other answer.
+    /// Only http and https are followed; credentials are not carried to
+    /// another origin.
+    private func redirect(from collector: ResponseCollector) throws(DataLoadingError) -> URL? {
+        guard let head = collector.head, [301, 302, 303, 307, 308].contains(head.status.code),
+              let location = head.headers.first(name: "Location"),
+              let next = URL(string: location, relativeTo: collector.url)?.absoluteURL
+        else { return nil }
+        guard let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw DataLoadingError(.invalidURL, url: next)
         }
-        let contentLength = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
-        if let contentLength, contentLength > Int64(limit) {
-            throw DataLoadingError(.responseTooLarge(limit: limit), url: url)
-        }
-        // Content-Length counts the encoded bytes; the body arrives inflated.
-        let isEncoded = response.headers.first(name: "Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
-        let expected = isEncoded ? nil : contentLength
-        if !isEncoded { received.head = head }
-        received.data.reserveCapacity(Int(min(expected ?? 64 << 10, Int64(limit))))
-        // A body of unknown length is held in memory up to the spill threshold only.
-        let spillThreshold = expected == nil ? configuration.spillThreshold : nil
-        for try await chunk in response.body {
-            guard received.count + chunk.readableBytes <= limit else {
-                throw DataLoadingError(.responseTooLarge(limit: limit), url: url)
-            }
-            guard ContinuousClock.now < deadline else {
-                throw DataLoadingError(.timedOut, url: url, underlying: HTTPClientError.deadlineExceeded)
-            }
-            try await received.append(chunk, spillingPast: spillThreshold, in: configuration.temporaryDirectory)
-            progress(DownloadProgress(completed: Int64(received.count), expected: expected))
-        }
-        if let expected, Int64(received.count) != expected {
-            throw DataLoadingError(.network, url: url, underlying: ShortBody(expected: expected, received: received.count))
-        }
-        var whole = head
-        whole.data = try received.bytes()
-        return whole
+        return next
     }
 
     /// A Retry-After value (RFC 9110 §10.2.3): delay-seconds or an HTTP date.

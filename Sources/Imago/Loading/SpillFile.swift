@@ -23,9 +23,9 @@ final class SpillFile: Sendable {
 
     deinit { _ = Glibc.close(descriptor) }
 
-    /// Creates the file in `directory` and unlinks it.
-    static func create(in directory: String) async throws -> SpillFile {
-        try await NIOThreadPool.singleton.runIfActive {
+    /// Creates the file in `directory` and unlinks it, on NIO's blocking-I/O pool.
+    static func create(in directory: String, on eventLoop: any EventLoop) -> EventLoopFuture<SpillFile> {
+        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
             var template = Array((directory + "/imago-body-XXXXXX").utf8CString)
             let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
             let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -36,16 +36,16 @@ final class SpillFile: Sendable {
         }
     }
 
-    /// Writes `bytes` at `offset`.
-    func write(_ bytes: ByteBuffer, at offset: Int) async throws {
-        try await NIOThreadPool.singleton.runIfActive { [self] in
+    /// Writes `bytes` at `offset`, on NIO's blocking-I/O pool.
+    func write(_ bytes: ByteBuffer, at offset: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { [self] in
             try bytes.withUnsafeReadableBytes { try write($0, at: offset) }
         }
     }
 
-    /// Writes `bytes` at `offset`.
-    func write(_ bytes: Data, at offset: Int) async throws {
-        try await NIOThreadPool.singleton.runIfActive { [self] in
+    /// Writes `bytes` at `offset`, on NIO's blocking-I/O pool.
+    func write(_ bytes: Data, at offset: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { [self] in
             try bytes.withUnsafeBytes { try write($0, at: offset) }
         }
     }
