@@ -2,7 +2,9 @@
 # imago serve side by side with thumbor 7.8, on one machine, under wrk.
 #
 # thumbor goes into a virtual environment of its own (Benchmarks/.venv-thumbor,
-# never the system's Python) and runs with as many processes as cores; imago
+# never the system's Python) and runs as one process per core, each on a
+# socket of its own on the same port (SO_REUSEPORT, thumbor/reuseport.py),
+# so that the kernel spreads the connections over them; imago
 # serve runs with its defaults (one transformation per core). Both fetch the
 # same photo-like JPEGs from one nginx on 127.0.0.2 and make 256 px fits
 # (256x192) at quality 80. Workloads:
@@ -26,8 +28,8 @@
 # Printed per workload, concurrency and server: ok/s (answers other than an
 # error status per second), p50 and p99 latency, errors (wrk's socket errors,
 # timeouts and non-2xx/3xx answers; imago's 429s, its admission control, are
-# counted among them and shown), peak RSS (thumbor: the VmHWM of its three
-# processes summed, the parent that forks and the two workers), and the
+# counted among them and shown), peak RSS (thumbor: the VmHWM of its
+# processes summed), and the
 # servers' CPU time (user and system) per answer, which another load on the
 # machine disturbs less than the rates.
 #
@@ -136,37 +138,40 @@ start_thumbor() { # $1: with result storage (1) or not (0); $2: its folder
     local conf=$work/thumbor.conf
     {
         echo "STORAGE = 'thumbor.storages.no_storage'"
+        echo "NON_BLOCKING_SOCKETS = True"
         if [ "$1" = 1 ]; then
             echo "RESULT_STORAGE = 'thumbor.result_storages.file_storage'"
             echo "RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '$2'"
             echo "RESULT_STORAGE_STORES_UNSAFE = True"
         fi
     } > "$conf"
-    "$venv/bin/thumbor" --ip 127.0.0.1 --port "$thumbor_port" --conf "$conf" --processes "$cores" -l warning >> "$work/thumbor.log" 2>&1 &
-    local parent=$!
-    server_pids=("$parent")
+    # One process per core, each with a socket of its own on the port
+    # (SO_REUSEPORT): see thumbor/reuseport.py for why not --processes.
+    server_pids=()
+    local i
+    for i in $(seq "$cores"); do
+        "$venv/bin/python" "$here/thumbor/reuseport.py" "$thumbor_port" "$venv/bin/thumbor" --conf "$conf" -l warning >> "$work/thumbor.log" 2>&1 &
+        server_pids+=($!)
+    done
     for _ in $(seq 100); do
         curl -sf -o /dev/null "http://127.0.0.1:$thumbor_port/healthcheck" && break
         sleep 0.1
     done
-    curl -sf -o /dev/null "http://127.0.0.1:$thumbor_port/healthcheck" ||
-        { echo "$0: thumbor did not start" >&2; tail "$work/thumbor.log" >&2; exit 1; }
-    # The workers exist once the parent has forked them all.
-    for _ in $(seq 50); do
-        [ "$(pgrep -P "$parent" | wc -l)" -ge "$cores" ] && break
-        sleep 0.1
+    # Each new connection goes to one of the sockets: a few in a row reach every process.
+    for _ in $(seq $((cores * 4))); do
+        curl -sf -o /dev/null --max-time 10 "http://127.0.0.1:$thumbor_port/healthcheck" ||
+            { echo "$0: thumbor did not start" >&2; tail "$work/thumbor.log" >&2; exit 1; }
     done
-    server_pids=("$parent" $(pgrep -P "$parent"))
 }
 
 stop_thumbor() {
-    # The workers stop on SIGTERM; the parent, which only waits for them,
-    # then exits by itself.
-    local parent=${server_pids[0]}
-    kill -TERM "${server_pids[@]:1}" 2> /dev/null || true
-    for _ in $(seq 100); do kill -0 "$parent" 2> /dev/null || break; sleep 0.1; done
+    kill -TERM "${server_pids[@]}" 2> /dev/null || true
+    local pid
+    for pid in "${server_pids[@]}"; do
+        for _ in $(seq 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+    done
     kill -KILL "${server_pids[@]}" 2> /dev/null || true
-    wait "$parent" 2> /dev/null || true
+    wait "${server_pids[@]}" 2> /dev/null || true
     server_pids=()
 }
 
