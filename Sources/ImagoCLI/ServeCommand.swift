@@ -57,6 +57,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("write-timeout"), help: "Seconds an answer may wait for a client that does not read before the connection is closed; more than the queue's 10 s plus the source timeout (IMAGO_WRITE_TIMEOUT; default 120).")
     var writeTimeout: Int?
 
+    @Option(name: .customLong("source-disk-limit"), help: "MiB the cached sources may take on disk (IMAGO_SOURCE_DISK_LIMIT; default 1024).")
+    var sourceDiskLimit: Int?
+
+    @Option(name: .customLong("result-disk-limit"), help: "MiB the cached answers may take on disk (IMAGO_RESULT_DISK_LIMIT; default 1024).")
+    var resultDiskLimit: Int?
+
     @Flag(help: "Keep every fetched source in the cache folder, not only those fetched a second time.")
     var keepEverySource = false
 
@@ -79,7 +85,9 @@ struct ServeCommand: AsyncParsableCommand {
             errorMaxAge: errorMaxAge ?? environment["IMAGO_ERROR_MAX_AGE"].map { try Self.seconds($0, "IMAGO_ERROR_MAX_AGE") },
             idleTimeout: idleTimeout ?? environment["IMAGO_IDLE_TIMEOUT"].map { try Self.seconds($0, "IMAGO_IDLE_TIMEOUT") },
             writeTimeout: writeTimeout ?? environment["IMAGO_WRITE_TIMEOUT"].map { try Self.seconds($0, "IMAGO_WRITE_TIMEOUT") },
-            drainTimeout: drainTimeout ?? environment["IMAGO_DRAIN_TIMEOUT"].map { try Self.seconds($0, "IMAGO_DRAIN_TIMEOUT") }
+            drainTimeout: drainTimeout ?? environment["IMAGO_DRAIN_TIMEOUT"].map { try Self.seconds($0, "IMAGO_DRAIN_TIMEOUT") },
+            sourceDiskLimit: sourceDiskLimit ?? environment["IMAGO_SOURCE_DISK_LIMIT"].map { try Self.mebibytes($0, "IMAGO_SOURCE_DISK_LIMIT") },
+            resultDiskLimit: resultDiskLimit ?? environment["IMAGO_RESULT_DISK_LIMIT"].map { try Self.mebibytes($0, "IMAGO_RESULT_DISK_LIMIT") }
         )
         if keepEverySource { settings.configuration.sourceAdmission = .always }
         // Kept until the server stops: the demo's source.
@@ -151,6 +159,11 @@ struct ServeCommand: AsyncParsableCommand {
         return value
     }
 
+    static func mebibytes(_ text: String, _ name: String) throws -> Int {
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else { throw ValidationError("\(name) \(text): expected MiB") }
+        return value
+    }
+
     static func list(_ value: String?, separator: Character = ",") -> [String] {
         (value ?? "").split(separator: separator).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
@@ -169,12 +182,16 @@ struct ServeSettings {
     init(
         bind: String, cache: String, allowedSources: [String], allowedNetworks: [String],
         keys: String?, salts: String?, allowUnsigned: Bool, allowedSizes: [String] = [], presets: [String] = [],
-        maxAge: Int? = nil, errorMaxAge: Int? = nil, idleTimeout: Int? = nil, writeTimeout: Int? = nil, drainTimeout: Int? = nil
+        maxAge: Int? = nil, errorMaxAge: Int? = nil, idleTimeout: Int? = nil, writeTimeout: Int? = nil, drainTimeout: Int? = nil,
+        sourceDiskLimit: Int? = nil, resultDiskLimit: Int? = nil
     ) throws {
         guard (maxAge ?? 0) >= 0 else { throw ValidationError("max-age \(maxAge ?? 0): expected 0 or more seconds") }
         guard (errorMaxAge ?? 0) >= 0 else { throw ValidationError("error max-age \(errorMaxAge ?? 0): expected 0 or more seconds") }
         for (name, value) in [("idle timeout", idleTimeout), ("write timeout", writeTimeout), ("drain timeout", drainTimeout)] {
             guard (value ?? 1) > 0 else { throw ValidationError("\(name) \(value ?? 0): expected 1 or more seconds") }
+        }
+        for (name, value) in [("source disk limit", sourceDiskLimit), ("result disk limit", resultDiskLimit)] {
+            guard (1...(1 << 30)).contains(value ?? 1) else { throw ValidationError("\(name) \(value ?? 0): expected 1 or more MiB") }
         }
         self.idleTimeout = .seconds(idleTimeout ?? 30)
         self.writeTimeout = .seconds(writeTimeout ?? 120)
@@ -226,6 +243,8 @@ struct ServeSettings {
             sourcePolicy: SourcePolicy(allowedPrefixes: allowedSources, allowedNetworks: networks),
             presets: presetOptions,
             cacheFolder: cache,
+            sourceDiskLimit: (sourceDiskLimit ?? 1024) << 20,
+            resultDiskLimit: (resultDiskLimit ?? 1024) << 20,
             maxAge: maxAge ?? 86_400,
             errorMaxAge: errorMaxAge ?? 10
         )

@@ -27,6 +27,11 @@ extension ImageService {
         /// into one answer only costs no write and evicts nothing, and one
         /// made into several is fetched twice before it is kept.
         public var sourceAdmission: DiskCache.Admission
+        /// The most bytes `sources/` may take; least recently used sources
+        /// go first. Default: 1 GiB.
+        public var sourceDiskLimit: Int
+        /// The most bytes `results/` may take. Default: 1 GiB.
+        public var resultDiskLimit: Int
         /// `Cache-Control: max-age` of images, in seconds. Default: one day.
         public var maxAge: Int
         /// `Cache-Control: max-age` of errors, in seconds. Default: 10.
@@ -68,6 +73,8 @@ extension ImageService {
             presets: [String: [Substring]] = [:],
             cacheFolder: String? = nil,
             sourceAdmission: DiskCache.Admission = .secondStore(window: 65_536),
+            sourceDiskLimit: Int = 1 << 30,
+            resultDiskLimit: Int = 1 << 30,
             maxAge: Int = 86_400,
             errorMaxAge: Int = 10,
             maximumSourceSize: Int = 50 << 20,
@@ -89,6 +96,8 @@ extension ImageService {
             self.presets = presets
             self.cacheFolder = cacheFolder
             self.sourceAdmission = sourceAdmission
+            self.sourceDiskLimit = sourceDiskLimit
+            self.resultDiskLimit = resultDiskLimit
             self.maxAge = maxAge
             self.errorMaxAge = errorMaxAge
             self.maximumSourceSize = maximumSourceSize

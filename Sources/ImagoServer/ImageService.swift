@@ -41,9 +41,11 @@ public final class ImageService: Sendable {
             sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
         ))
         let dataCache = try configuration.cacheFolder.map {
-            try DiskCache(path: $0 + "/sources", configuration: .init(admission: configuration.sourceAdmission))
+            try DiskCache(path: $0 + "/sources", configuration: .init(sizeLimit: configuration.sourceDiskLimit, admission: configuration.sourceAdmission))
         }
-        let resultsCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/results") }
+        let resultsCache = try configuration.cacheFolder.map {
+            try DiskCache(path: $0 + "/results", configuration: .init(sizeLimit: configuration.resultDiskLimit))
+        }
         let pipeline = ImagePipeline(configuration: .init(
             dataLoader: loader,
             dataCache: dataCache,

@@ -99,6 +99,7 @@ struct ImageServiceTests {
 
         let alwaysFolder = TemporaryDirectory()
         let always = Self.service(in: alwaysFolder, sourceAdmission: .always)
+        #expect((always.pipeline.configuration.dataCache as? DiskCache)?.configuration.sizeLimit == 1 << 30, "the default source disk limit")
         for width in [50, 60] { #expect(await answer("w:\(width)", "/always.jpg", from: always) == 200) }
         #expect(server.requestCount("/always.jpg") == 1)
         try await server.shutdown()

@@ -93,6 +93,8 @@ public final class HTTPDataLoader: DataLoading {
                 try await run(client, httpRequest(url, request.headers), into: received, deadline: deadline)
                 return try answer(from: received)
             }
+            // Guarded, the loader follows redirects itself: the guard approves
+            // every hop's address and the hop connects there only.
             var hop = url
             var headers = request.headers
             var visited: Set<String> = []
