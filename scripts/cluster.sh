@@ -13,7 +13,10 @@
 # Behind one nginx cache each variant of an image reaches an instance about
 # once whatever the balancing, so the result caches hardly duplicate under
 # round robin either; the source caches show the difference (every
-# instance that answers a variant of an image fetches and keeps its source).
+# instance that answers a variant of an image fetches and keeps its source:
+# the instances run with --keep-every-source, since by default a source is
+# kept from its second fetch by the same instance, which would hide where
+# the sources went).
 #   --duration N   seconds of load per phase (default 20)
 #   --instances N  imago serve instances per phase (default 3)
 #   IMAGO_BIN      the imago binary (default .build/debug/imago, from `swift build`)
@@ -28,7 +31,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=${2:?--duration needs a number of seconds}; shift 2 ;;
     --instances) instances=${2:?--instances needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "cluster.sh: unknown argument $1 (see --help)" >&2; exit 64 ;;
   esac
 done
@@ -108,7 +111,7 @@ wait_ready "http://127.0.0.2:$source_port/0.jpg" "$nginx_pid" 30 "$tmp/nginx-err
 start_instance() {
   local port=$1 folder=$2 log=$3
   IMAGO_KEY=$key IMAGO_SALT=$salt "$imago" serve --bind "127.0.0.1:$port" --cache "$folder" \
-    --allowed-sources "http://127.0.0.2:$source_port/" --allow-source-network 127.0.0.2/32 >>"$log" 2>&1 &
+    --allowed-sources "http://127.0.0.2:$source_port/" --allow-source-network 127.0.0.2/32 --keep-every-source >>"$log" 2>&1 &
   instance_pid=$!
   disown "$instance_pid" # no "Killed" line from bash when the kill lands
   pids+=("$instance_pid")
