@@ -110,11 +110,12 @@ enum ServeProcess {
         (0..<16).compactMap { try? photoLikeJPEG(width: 1024, height: 768, seed: UInt64(200 + $0), discs: 60, detail: 72, quality: 85) }
     }
 
-    /// The service under test: unsigned URLs, the origin's network opened, one transformation slot.
+    /// The service under test: unsigned URLs, the origin's network opened, one transformation slot,
+    /// every source kept from its first fetch (the warm-up's).
     static func makeService(folder: String, logger: Logger) -> ImageService? {
         try? ImageService(configuration: .init(
             allowsUnsigned: true, sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]), cacheFolder: folder,
-            maximumConcurrentTransformations: 1
+            sourceAdmission: .always, maximumConcurrentTransformations: 1
         ), logger: logger)
     }
 }
