@@ -85,8 +85,8 @@ public enum ImageResizer {
             }
             sums.update(repeating: 0)
             for (k, weight) in footprint.weights.enumerated() {
-                let base = ((footprint.first + k) % ringRows) * rowFloats
-                for index in 0..<rowFloats { sums[index] += ring[base + index] * weight }
+                let source = ring.baseAddress! + ((footprint.first + k) % ringRows) * rowFloats
+                for index in 0..<rowFloats { sums[index] += source[index] * weight }
             }
             pixels.withUnsafeMutableBufferPointer { output in
                 storeRow(sums, into: UnsafeMutableBufferPointer(rebasing: output[(y * rowFloats)..<((y + 1) * rowFloats)]), channels: channels, alpha: alpha)
@@ -114,7 +114,10 @@ public enum ImageResizer {
                 for channel in 0..<alpha { sums[pixel + channel] = coverage > 0 ? sums[pixel + channel] / coverage : 0 }
             }
         }
-        for index in 0..<sums.count { output[index] = UInt8(max(0, min(255, sums[index].rounded()))) }
+        // Rounds half away from zero, as `rounded()` does, without its call
+        // to libm's roundf: the same byte for every Float (checked for all
+        // of them in [0, 256); the clamp covers the rest).
+        for index in 0..<sums.count { output[index] = UInt8(min(255, max(0, sums[index])) + 0.49999997) }
     }
 }
 
@@ -137,6 +140,17 @@ struct FootprintTable {
 
     /// Resamples one row of `channels`-float pixels to one pixel per footprint.
     func apply(to row: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>, channels: Int) {
+        // The common pixel sizes get loops of their own, with no test of the
+        // channel count per source pixel.
+        switch channels {
+        case 3: applyInline(to: row, into: output, channels: 3)
+        case 4: applyInline(to: row, into: output, channels: 4)
+        default: applyInline(to: row, into: output, channels: channels)
+        }
+    }
+
+    @inline(__always)
+    private func applyInline(to row: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>, channels: Int) {
         first.withUnsafeBufferPointer { first in
             offset.withUnsafeBufferPointer { offset in
                 count.withUnsafeBufferPointer { count in
