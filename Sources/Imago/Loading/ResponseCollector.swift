@@ -10,6 +10,8 @@ import NIOHTTP1
 /// hands each part to the reading task and stops reading until it asks for
 /// the next: two thread hops a part, about 50 parts for a 3 MB image).
 ///
+/// A body announced at 64 KiB or more is copied into memory from the
+/// ``BodyBufferPool``, which earlier bodies have already faulted in.
 /// A body of unknown length past the spill threshold goes to a
 /// ``SpillFile``; then reading waits for each write. Only 2xx bodies are
 /// read: for any other status the head is kept and the request is stopped
@@ -29,10 +31,29 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
         var isEncoded = false
         /// The body's length if it arrives as sent (not content-encoded).
         var expected: Int64?
-        /// The bytes so far, unless they went to `spill`.
+        /// The bytes so far, unless they went to `spill` or `pooled`.
         var data = Data()
+        /// Where a body of a known, large size goes instead of `data`.
+        var pooled: BodyBufferPool.Buffer?
         var spill: SpillFile?
         var count = 0
+
+        mutating func append(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress else { return }
+            if let pooled, count + bytes.count <= pooled.capacity {
+                (pooled.base + count).copyMemory(from: base, byteCount: bytes.count)
+            } else {
+                if let pooled { // more than Content-Length said; the parser should have stopped it
+                    data = Data(bytes: pooled.base, count: count)
+                    self.pooled = nil
+                }
+                data.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+            }
+            count += bytes.count
+        }
+
+        /// The bytes held in memory.
+        var bytes: Data { pooled?.data(count: count) ?? data }
     }
 
     private let state: Locked<State>
@@ -65,7 +86,7 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
             throw DataLoadingError(.network, url: received.url, underlying: ShortBody(expected: expected, received: received.count))
         }
         return DataLoadingResponse(
-            data: try received.spill?.mapped(count: received.count) ?? received.data,
+            data: try received.spill?.mapped(count: received.count) ?? received.bytes,
             statusCode: Int(head.status.code), headers: head.headers.map { HTTPHeader($0.name, $0.value) }, url: received.url
         )
     }
@@ -80,7 +101,7 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
             guard let mapped = try? spill.mapped(count: received.count) else { return nil }
             data = mapped
         } else {
-            data = received.data
+            data = received.bytes
         }
         return DataLoadingResponse(data: data, statusCode: Int(head.status.code), headers: head.headers.map { HTTPHeader($0.name, $0.value) }, url: received.url)
     }
@@ -108,7 +129,11 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
         state.withLock { state in
             state.isEncoded = isEncoded
             state.expected = expected
-            state.data.reserveCapacity(Int(min(expected ?? 64 << 10, Int64(maximumSize))))
+            if let expected, expected >= BodyBufferPool.smallest {
+                state.pooled = BodyBufferPool.shared.take(count: Int(expected))
+            } else {
+                state.data.reserveCapacity(Int(expected ?? 64 << 10))
+            }
         }
         return task.eventLoop.makeSucceededVoidFuture()
     }
@@ -124,10 +149,7 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
             guard state.spill == nil, state.expected != nil || state.count + size <= spillThreshold else {
                 return .success(nil)
             }
-            buffer.withUnsafeReadableBytes { bytes in
-                if let base = bytes.baseAddress { state.data.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
-            }
-            state.count += size
+            buffer.withUnsafeReadableBytes { state.append($0) }
             return .success((state.count, state.expected, nil))
         }
         switch written {

@@ -76,6 +76,22 @@ struct HTTPDataLoaderTests {
         }
     }
 
+    @Test("large announced bodies come back whole from pooled memory: one held is not overwritten by the next, and one cut short is an error")
+    func pooledBodies() async throws {
+        let bodies = (0..<4).map { n in Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ n) }) }
+        try await withServer { server, loader in
+            for (n, body) in bodies.enumerated() { server.setRoute("/\(n)", .init(body: body)) }
+            server.setRoute("/cut", .init(body: bodies[0], behaviour: .truncate(after: 200_000)))
+            let held = try await load(loader, server.url("/0")).get()
+            for n in 1..<4 {
+                // Each released at once: its memory goes back and the next body may reuse it.
+                #expect(try await load(loader, server.url("/\(n)")).get().data == bodies[n])
+                #expect(code(await load(loader, server.url("/cut"))) == .network)
+            }
+            #expect(held.data == bodies[0])
+        }
+    }
+
     @Test("a body over the size limit is refused, whether announced or streamed without a length")
     func sizeLimit() async throws {
         try await withServer(.init(maximumResponseSize: 10_000)) { server, loader in
