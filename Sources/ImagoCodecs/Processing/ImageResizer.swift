@@ -83,10 +83,13 @@ public enum ImageResizer {
                 premultipliedRow(try row(resampledUpTo), into: sourceRow, channels: channels, alpha: alpha)
                 columnTable.apply(to: UnsafeBufferPointer(sourceRow), into: target, channels: channels)
             }
-            sums.update(repeating: 0)
             for (k, weight) in footprint.weights.enumerated() {
                 let source = ring.baseAddress! + ((footprint.first + k) % ringRows) * rowFloats
-                for index in 0..<rowFloats { sums[index] += source[index] * weight }
+                if k == 0 {
+                    for index in 0..<rowFloats { sums[index] = source[index] * weight }
+                } else {
+                    for index in 0..<rowFloats { sums[index] += source[index] * weight }
+                }
             }
             pixels.withUnsafeMutableBufferPointer { output in
                 storeRow(sums, into: UnsafeMutableBufferPointer(rebasing: output[(y * rowFloats)..<((y + 1) * rowFloats)]), channels: channels, alpha: alpha)
@@ -117,62 +120,80 @@ public enum ImageResizer {
         // Rounds half away from zero, as `rounded()` does, without its call
         // to libm's roundf: the same byte for every Float (checked for all
         // of them in [0, 256); the clamp covers the rest).
-        for index in 0..<sums.count { output[index] = UInt8(min(255, max(0, sums[index])) + 0.49999997) }
+        for index in 0..<sums.count { output[index] = truncated(min(255, max(0, sums[index])) + 0.49999997) }
+    }
+
+    /// `UInt8(value)` for a value in [0, 256), with no range check (which
+    /// kept the loop above from vectorising): the nearest integer by adding
+    /// 2^23, after which a Float has no fraction bits; one less if that
+    /// rounded up; the integer read from the low bits of the mantissa.
+    @inline(__always)
+    private static func truncated(_ value: Float) -> UInt8 {
+        let magic: Float = 8_388_608
+        let nearest = (value + magic) - magic
+        let integer = nearest > value ? nearest - 1 : nearest
+        return UInt8(truncatingIfNeeded: (integer + magic).bitPattern)
     }
 }
 
-/// Footprints flattened for the inner loop: the weights of all of them in
-/// one array, with each one's first source pixel, offset and count.
+/// Footprints flattened for the inner loop: every one `span` weights long
+/// (the longest footprint's count), shorter ones padded with zero weights
+/// in front, so the loop over a footprint has one length. A zero weight
+/// adds exactly nothing, so the sums are the unpadded ones.
 struct FootprintTable {
     var first: [Int] = []
-    var offset: [Int] = []
-    var count: [Int] = []
     var weights: [Float] = []
+    let span: Int
 
     init(_ footprints: [Footprint]) {
+        span = footprints.map(\.weights.count).max() ?? 1
         for footprint in footprints {
-            first.append(footprint.first)
-            offset.append(weights.count)
-            count.append(footprint.weights.count)
+            let padding = span - footprint.weights.count
+            // Padded in front: the earlier pixels exist when the footprint
+            // is the last one (first >= padding whenever sources >= span).
+            let start = max(0, footprint.first - padding)
+            first.append(start)
+            weights.append(contentsOf: repeatElement(0, count: footprint.first - start))
             weights.append(contentsOf: footprint.weights)
+            weights.append(contentsOf: repeatElement(0, count: span - (footprint.first - start) - footprint.weights.count))
         }
     }
 
     /// Resamples one row of `channels`-float pixels to one pixel per footprint.
     func apply(to row: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>, channels: Int) {
-        // The common pixel sizes get loops of their own, with no test of the
-        // channel count per source pixel.
-        switch channels {
-        case 3: applyInline(to: row, into: output, channels: 3)
-        case 4: applyInline(to: row, into: output, channels: 4)
-        default: applyInline(to: row, into: output, channels: channels)
+        // The common pixel sizes and spans get loops of their own, with no
+        // test of the channel count per source pixel.
+        switch (channels, span) {
+        case (3, 2): applyInline(to: row, into: output, channels: 3, span: 2)
+        case (3, 3): applyInline(to: row, into: output, channels: 3, span: 3)
+        case (3, _): applyInline(to: row, into: output, channels: 3, span: span)
+        case (4, 2): applyInline(to: row, into: output, channels: 4, span: 2)
+        case (4, 3): applyInline(to: row, into: output, channels: 4, span: 3)
+        case (4, _): applyInline(to: row, into: output, channels: 4, span: span)
+        default: applyInline(to: row, into: output, channels: channels, span: span)
         }
     }
 
     @inline(__always)
-    private func applyInline(to row: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>, channels: Int) {
+    private func applyInline(to row: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>, channels: Int, span: Int) {
         first.withUnsafeBufferPointer { first in
-            offset.withUnsafeBufferPointer { offset in
-                count.withUnsafeBufferPointer { count in
-                    weights.withUnsafeBufferPointer { weights in
-                        for x in 0..<first.count {
-                            var index = first[x] * channels
-                            var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
-                            for k in offset[x]..<(offset[x] + count[x]) {
-                                let weight = weights[k]
-                                sums.0 += row[index] * weight
-                                if channels > 1 { sums.1 += row[index + 1] * weight }
-                                if channels > 2 { sums.2 += row[index + 2] * weight }
-                                if channels > 3 { sums.3 += row[index + 3] * weight }
-                                index += channels
-                            }
-                            let target = x * channels
-                            output[target] = sums.0
-                            if channels > 1 { output[target + 1] = sums.1 }
-                            if channels > 2 { output[target + 2] = sums.2 }
-                            if channels > 3 { output[target + 3] = sums.3 }
-                        }
+            weights.withUnsafeBufferPointer { weights in
+                for x in 0..<first.count {
+                    var index = first[x] * channels
+                    var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
+                    for k in (x * span)..<(x * span + span) {
+                        let weight = weights[k]
+                        sums.0 += row[index] * weight
+                        if channels > 1 { sums.1 += row[index + 1] * weight }
+                        if channels > 2 { sums.2 += row[index + 2] * weight }
+                        if channels > 3 { sums.3 += row[index + 3] * weight }
+                        index += channels
                     }
+                    let target = x * channels
+                    output[target] = sums.0
+                    if channels > 1 { output[target + 1] = sums.1 }
+                    if channels > 2 { output[target + 2] = sums.2 }
+                    if channels > 3 { output[target + 3] = sums.3 }
                 }
             }
         }
