@@ -70,6 +70,10 @@ struct ServeCommand: AsyncParsableCommand {
     var demo = false
 
     func run() async throws {
+        // While TZ is unset, glibc's strftime looks at /etc/localtime again
+        // on every call (a stat for each access-log line); named, the same
+        // zone is read once. Set before the server's threads start.
+        if getenv("TZ") == nil { setenv("TZ", ":/etc/localtime", 0) }
         let environment = ProcessInfo.processInfo.environment
         var settings = try ServeSettings(
             bind: bind ?? environment["IMAGO_BIND"] ?? "127.0.0.1:8080",

@@ -129,7 +129,7 @@ public struct ServiceRequest: Sendable {
 
     /// The first header named `name`, case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+        headers.first { FieldName.matches($0.0, name) }?.1
     }
 }
 
@@ -169,7 +169,7 @@ public struct ServiceResponse: Sendable {
 
     /// The first header named `name`, case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+        headers.first { FieldName.matches($0.0, name) }?.1
     }
 
     /// A plain-text error, cacheable for `maxAge` seconds.

@@ -320,8 +320,9 @@ public final class ImageService: Sendable {
     }
 }
 
-/// An answer's format; `jpegOrPNG` is settled by the image's alpha.
-enum OutputFormat: Sendable, Equatable {
+/// An answer's format; `jpegOrPNG` is settled by the image's alpha. The
+/// raw values are the case names, part of the result cache's keys.
+enum OutputFormat: String, Sendable, Equatable {
     case jpeg, png, webp, avif, jpegOrPNG
 
     func resolved(hasAlpha: Bool) -> OutputFormat {

@@ -26,7 +26,7 @@ public struct ImageURLPath: Sendable, Equatable {
             options = Array(segments[..<plain])
             let encoded = segments[(plain + 1)...].joined(separator: "/")
             guard !encoded.isEmpty else { throw PathError("no source after plain/") }
-            guard let decoded = encoded.removingPercentEncoding else { throw PathError("the plain source is not valid percent-encoding") }
+            guard let decoded = Self.percentDecoded(encoded) else { throw PathError("the plain source is not valid percent-encoding") }
             source = decoded
         } else {
             guard let last = segments.last, !last.isEmpty else { throw PathError("no source: expected /{signature}/{options}/{source}") }
@@ -37,6 +37,25 @@ public struct ImageURLPath: Sendable, Equatable {
             source = decoded
         }
         options.removeAll { $0.isEmpty }
+    }
+
+    /// `text` with each `%XX` replaced by the byte it stands for; nil if a
+    /// `%` is not followed by two hexadecimal digits or the bytes are not
+    /// UTF-8. What Foundation's `removingPercentEncoding` answers, without
+    /// its trip through NSString (6% of a result-cache hit).
+    static func percentDecoded(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(URLSigning.hexValue), let low = iterator.next().flatMap(URLSigning.hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
     }
 }
 

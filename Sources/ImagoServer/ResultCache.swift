@@ -33,7 +33,7 @@ struct EncodedResult: Sendable {
         bytes = ByteBuffer(bytes: data)
         self.mediaType = mediaType
         etag = data.withUnsafeBytes { bytes in
-            "\"" + Self.hex(Checksum.hash(bytes, seed: 0)) + Self.hex(Checksum.hash(bytes, seed: 1)) + "\""
+            "\"" + Checksum.hash(bytes, seed: 0).hexadecimal(digits: 16) + Checksum.hash(bytes, seed: 1).hexadecimal(digits: 16) + "\""
         }
         self.sourceValidator = sourceValidator
         self.lastModified = lastModified
@@ -47,12 +47,6 @@ struct EncodedResult: Sendable {
         copy.maxAge = maxAge
         copy.expires = .now + lifetime
         return copy
-    }
-
-    /// Sixteen lower-case hexadecimal digits.
-    static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
 
@@ -85,7 +79,7 @@ final class ResultCache: Sendable {
     }
 
     static func key(source: URL, options: ProcessingOptions, format: OutputFormat) -> String {
-        source.absoluteString + "\u{0}" + options.cacheKey + "\u{0}" + "\(format)"
+        source.absoluteString + "\u{0}" + options.cacheKey + "\u{0}" + format.rawValue
     }
 
     /// The answer kept for `key`, expired or not: from memory, else from disk.

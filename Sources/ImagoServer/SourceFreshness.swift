@@ -7,7 +7,7 @@ import Imago
 /// 0 under no-store or no-cache.
 enum SourceFreshness {
     static func remaining(_ headers: [HTTPHeader], now: Date = Date()) -> Int? {
-        func values(_ name: String) -> [String] { headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value) }
+        func values(_ name: String) -> [String] { headers.filter { FieldName.matches($0.name, name) }.map(\.value) }
         let cacheControl = CacheControl(values("Cache-Control"))
         if cacheControl.noStore || cacheControl.noCache { return 0 }
         let date = values("Date").first.flatMap(HTTPDate.parse)

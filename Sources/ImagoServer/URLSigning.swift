@@ -131,7 +131,8 @@ public struct URLSigning: Sendable, CustomStringConvertible, CustomDebugStringCo
         return bytes
     }
 
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
+    /// The value of one hexadecimal digit, either case.
+    static func hexValue(_ digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10

@@ -96,6 +96,24 @@ struct URLAndOptionsTests {
         }
     }
 
+    @Test("plain sources decode as Foundation's removingPercentEncoding does, over random text and malformed escapes")
+    func percentDecoding() {
+        var generator = SystemRandomNumberGenerator()
+        // Escapes of random bytes (valid UTF-8 or not), literal text, and broken escapes.
+        let pieces = ["%", "%2", "%zz", "%2g", "%E2%82%AC", "%C3", "%28", "%2F", "a", "é", "+", " ", "%25", "%FF", "%c3%a9"]
+        for _ in 0..<2_000 {
+            var text = ""
+            for _ in 0..<Int.random(in: 0...8, using: &generator) {
+                if Bool.random(using: &generator) {
+                    text += pieces.randomElement(using: &generator)!
+                } else {
+                    text += String(format: "%%%02X", UInt8.random(in: 0...255, using: &generator))
+                }
+            }
+            #expect(ImageURLPath.percentDecoded(text) == text.removingPercentEncoding, "\(text)")
+        }
+    }
+
     @Test("options: read, bounded, dpr applied, presets expanded, one spelling per meaning")
     func options() throws {
         let options = try ProcessingOptions(segments: ["w:256", "h:128", "fit:crop", "q:70", "f:webp", "dpr:2", "blur:3", "gray", "r:8"])

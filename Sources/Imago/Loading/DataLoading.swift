@@ -170,6 +170,6 @@ public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
 extension [HTTPHeader] {
     /// The value of the first field named `name` (case-insensitive).
     func value(of name: String) -> String? {
-        first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        first { FieldName.matches($0.name, name) }?.value
     }
 }
