@@ -14,8 +14,8 @@ public final class ServiceMetrics: Sendable {
     private let queueLength: Gauge
     private let resultHits: Counter
     private let transformations: Counter
-    /// The counters of answers by status, made on a status's first answer:
-    /// asking the registry for each answer's cost 2% of a result-cache hit.
+    /// The counters of answers by status, each made on its status's first
+    /// answer: asking the registry on every answer cost 2% of a result-cache hit.
     private let requestsByStatus = Mutex<[Int: Counter]>([:])
 
     /// The counter of answers with `status` (one series per status).
