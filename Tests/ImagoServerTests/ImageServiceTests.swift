@@ -247,8 +247,12 @@ struct ImageServiceTests {
         #expect(await slow.0 == 200)
 
         // Two download turns (twice the transformations), both held: a third
-        // request waits for one past its deadline.
-        let strict = Self.service(in: TemporaryDirectory(), slots: 1, queue: 3, queueTimeout: .milliseconds(100))
+        // request waits for one past its deadline. The deadline is long
+        // enough for one held request to wait out the other's
+        // transformation once they are released (100 ms was not, under
+        // ThreadSanitizer on a loaded machine); the third request's wait
+        // ends by the deadline alone, since the two stay held until it has.
+        let strict = Self.service(in: TemporaryDirectory(), slots: 1, queue: 3, queueTimeout: .seconds(5))
         #expect(strict.admission.downloadLimit == 2)
         server.holdResponses()
         async let heldFirst = request(strict, 0, on: server)
