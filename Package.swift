@@ -121,6 +121,7 @@ let package = Package(
             dependencies: [
                 "ImagoServer", "ImagoSandbox", "ImagoCodecFixtures",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

@@ -129,22 +129,22 @@ struct ImageServerHTTPTests {
 
     @Test("request ids: plain ones are kept, anything else is not; those made here are distinct and plain themselves")
     func requestIDs() {
-        #expect(ImageServer.wellFormedRequestID("A-b_c.9") == "A-b_c.9")
+        #expect(RequestIDMiddleware.wellFormed("A-b_c.9") == "A-b_c.9")
         for bad in ["", "a b", "a\nb", String(repeating: "x", count: 129), "é"] {
-            #expect(ImageServer.wellFormedRequestID(bad) == nil, "\(bad)")
+            #expect(RequestIDMiddleware.wellFormed(bad) == nil, "\(bad)")
         }
         let made = (0..<1_000).map { _ in RequestID.next() }
         #expect(Set(made).count == made.count)
-        #expect(made.allSatisfy { ImageServer.wellFormedRequestID($0) == $0 && $0.utf8.count == 25 })
+        #expect(made.allSatisfy { RequestIDMiddleware.wellFormed($0) == $0 && $0.utf8.count == 25 })
     }
 
     @Test("the access log's milliseconds: one decimal, rounded half up")
     func milliseconds() {
-        #expect(ImageServer.milliseconds(.zero) == "0.0")
-        #expect(ImageServer.milliseconds(.microseconds(2_149)) == "2.1")
-        #expect(ImageServer.milliseconds(.microseconds(2_150)) == "2.2")
-        #expect(ImageServer.milliseconds(.seconds(3) + .microseconds(40)) == "3000.0")
-        #expect(ImageServer.milliseconds(.milliseconds(59_999) + .microseconds(999)) == "60000.0")
+        #expect(AccessLogMiddleware.milliseconds(.zero) == "0.0")
+        #expect(AccessLogMiddleware.milliseconds(.microseconds(2_149)) == "2.1")
+        #expect(AccessLogMiddleware.milliseconds(.microseconds(2_150)) == "2.2")
+        #expect(AccessLogMiddleware.milliseconds(.seconds(3) + .microseconds(40)) == "3000.0")
+        #expect(AccessLogMiddleware.milliseconds(.milliseconds(59_999) + .microseconds(999)) == "60000.0")
     }
 }
 

@@ -1,13 +1,22 @@
-/// Runs one piece of work per key, however many callers ask for it.
+/// A failure that can say "this waiter left": what a waiter of a
+/// ``CoalescingPool`` gets when it cancels.
+package protocol CoalescingFailure: Error {
+    static func cancelled(key: String) -> Self
+}
+
+extension ImagePipeline.Error: CoalescingFailure {}
+
+/// Runs one piece of work per key, however many callers ask for it: the
+/// pipeline's shared downloads and decodes, and the service's answers.
 ///
-/// Each caller subscribes as a waiter. The work starts with the first
+/// Each caller subscribes as a waiter (or awaits ``value(for:priority:operation:)``). The work starts with the first
 /// waiter, runs at the highest waiter's priority, and is cancelled only
 /// when every waiter has left. Every waiter gets exactly one completion:
 /// the work's outcome, or a cancellation if it left first. When the work
 /// ends (or is abandoned) its key is free, so the next caller starts anew.
-final class CoalescingPool<Key: Hashable & Sendable & CustomStringConvertible, Value: Sendable>: Sendable {
-    typealias Priority = ImageRequest.Priority
-    typealias Outcome = Result<Value, ImagePipeline.Error>
+package final class CoalescingPool<Key: Hashable & Sendable & CustomStringConvertible, Value: Sendable, Failure: CoalescingFailure>: Sendable {
+    package typealias Priority = ImageRequest.Priority
+    package typealias Outcome = Result<Value, Failure>
 
     /// What a waiter hears: progress (optional) and the one completion.
     struct Observer: Sendable {
@@ -32,7 +41,7 @@ final class CoalescingPool<Key: Hashable & Sendable & CustomStringConvertible, V
     }
 
     /// What the work sees of its waiters.
-    struct Context: Sendable {
+    package struct Context: Sendable {
         fileprivate let pool: CoalescingPool
         fileprivate let key: Key
         fileprivate let generation: UInt64
@@ -40,12 +49,12 @@ final class CoalescingPool<Key: Hashable & Sendable & CustomStringConvertible, V
         /// Calls `handler` with the work's current priority now and whenever
         /// it changes. Handlers run with the pool's lock held: they must be
         /// internal and take only locks that never call back into this pool.
-        func observePriority(_ handler: @escaping @Sendable (Priority) -> Void) {
+        package func observePriority(_ handler: @escaping @Sendable (Priority) -> Void) {
             pool.observePriority(key: key, generation: generation, handler)
         }
 
         /// The highest priority among the waiters.
-        var priority: Priority { pool.priority(key: key, generation: generation) }
+        package var priority: Priority { pool.priority(key: key, generation: generation) }
 
         /// Tells every waiter how far the work has come.
         func reportProgress(_ progress: DownloadProgress) {
@@ -95,6 +104,30 @@ final class CoalescingPool<Key: Hashable & Sendable & CustomStringConvertible, V
 
     private let state = Locked(State())
 
+    package init() {}
+
+    /// Joins the work for `key` (starting `operation` in a task of its own
+    /// if none runs) and waits for its outcome. A cancelled caller leaves
+    /// at once with `Failure.cancelled`; the work stops when the last one leaves.
+    /// `joined` says whether the caller found the work running.
+    package func value(
+        for key: Key, priority: Priority, operation: @escaping @Sendable (Context) async -> Outcome
+    ) async -> (outcome: Outcome, joined: Bool) {
+        let subscription = Locked<Subscription?>(nil)
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let subscribed = subscribe(key: key, priority: priority, observer: .init(completion: { continuation.resume(returning: $0) }), operation: operation)
+                subscription.withLock { $0 = subscribed }
+                // A cancellation that came before the subscription was recorded.
+                if Task.isCancelled { subscribed.cancel() }
+            }
+        } onCancel: {
+            subscription.withLock { $0 }?.cancel()
+        }
+        // The continuation's body has returned by now: the subscription is recorded.
+        return (outcome, subscription.withLock { $0 }?.joined ?? false)
+    }
+
     /// Joins the work for `key`, starting `operation` in a task of its own if none runs.
     func subscribe(
         key: Key,
@@ -136,7 +169,7 @@ final class CoalescingPool<Key: Hashable & Sendable & CustomStringConvertible, V
     }
 
     /// The number of keys with work in flight.
-    var count: Int { state.withLock { $0.works.count } }
+    package var count: Int { state.withLock { $0.works.count } }
 
     private func start(
         _ subscription: Subscription,
@@ -174,7 +207,7 @@ final class CoalescingPool<Key: Hashable & Sendable & CustomStringConvertible, V
             return (waiter, nil)
         }
         abandon?()
-        waiter?.observer.completion(.failure(.cancelled(key: subscription.key.description)))
+        waiter?.observer.completion(.failure(Failure.cancelled(key: subscription.key.description)))
     }
 
     private func setPriority(_ priority: Priority, for subscription: Subscription) {

@@ -12,14 +12,14 @@ import Foundation
 /// pool.setPriority(.veryHigh, for: job)   // scrolled into view
 /// pool.cancel(job)                        // `true` if it had not started
 /// ```
-final class PriorityThreadPool: Sendable {
-    typealias Priority = ImageRequest.Priority
-    typealias Job = UInt64
+package final class PriorityThreadPool: Sendable {
+    package typealias Priority = ImageRequest.Priority
+    package typealias Job = UInt64
 
     private let queue: JobQueue
 
     /// Starts `threads` threads named `name`0, `name`1, ...
-    init(threads: Int, name: String) {
+    package init(threads: Int, name: String) {
         queue = JobQueue()
         for index in 0..<max(1, threads) {
             let threadName = "\(name)\(index)"
@@ -47,7 +47,7 @@ final class PriorityThreadPool: Sendable {
 
     /// Queues `body` to run on one of the threads.
     @discardableResult
-    func submit(priority: Priority, _ body: @escaping @Sendable () -> Void) -> Job {
+    package func submit(priority: Priority, _ body: @escaping @Sendable () -> Void) -> Job {
         queue.submit(priority: priority, body)
     }
 
@@ -71,7 +71,7 @@ final class PriorityThreadPool: Sendable {
     func priority(of job: Job) -> Priority? { queue.priority(of: job) }
 
     /// Runs `body` on one of the threads at `priority` and returns its result.
-    func run<T: Sendable>(priority: Priority = .normal, _ body: @escaping @Sendable () -> T) async -> T {
+    package func run<T: Sendable>(priority: Priority = .normal, _ body: @escaping @Sendable () -> T) async -> T {
         await withUnsafeContinuation { continuation in
             submit(priority: priority) { continuation.resume(returning: body()) }
         }

@@ -67,21 +67,10 @@ extension ImagePipeline {
     /// Joins (or starts) the shared download of the request's data and waits
     /// for it; leaving it when the calling task is cancelled.
     private func sharedData(for request: ImageRequest, revalidating stale: StoredEntry?) async -> Result<FetchedData, Error> {
-        let subscription = Locked<DataFetches.Subscription?>(nil)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<FetchedData, Error>, Never>) in
-                let joined = dataFetches.subscribe(
-                    key: request.dataFetchKey, priority: request.priority, observer: .init(completion: { continuation.resume(returning: $0) })
-                ) { [self] context in
-                    await fetchData(request, revalidating: stale, context: context)
-                }
-                if joined.joined { metrics.coalesced() }
-                subscription.withLock { $0 = joined }
-                // A cancellation that came before the subscription was recorded.
-                if Task.isCancelled { joined.cancel() }
-            }
-        } onCancel: {
-            subscription.withLock { $0 }?.cancel()
+        let (outcome, joined) = await dataFetches.value(for: request.dataFetchKey, priority: request.priority) { [self] context in
+            await fetchData(request, revalidating: stale, context: context)
         }
+        if joined { metrics.coalesced() }
+        return outcome
     }
 }

@@ -49,34 +49,45 @@ extension ImagePipeline {
 
     /// Decodes bytes the caller already holds as `request` asks (its target
     /// size, content mode and processors, with the pipeline's decoders and
-    /// limits) on a decode thread, and hands the image to `finish` on that
-    /// same thread. No cache is read or written and nothing is shared with
-    /// other requests. For a caller that turns the image into something
-    /// else at once, such as a service encoding its answer: decoding and
-    /// encoding then cost one hand-off between threads, not three.
+    /// limits) on a decode thread. No cache is read or written and nothing
+    /// is shared with other requests. `request` names the image in errors
+    /// (its URL or key); its data provider is not called.
+    public func render(_ data: Data, as request: ImageRequest) async throws(ImagePipeline.Error) -> Image {
+        try await render(data, as: request) { image, _ in .success(image) }
+    }
+
+    /// Decodes bytes as ``render(_:as:)`` does, then encodes the image with
+    /// `encoder` on the same decode thread: for a caller that sends the
+    /// image on at once, such as a service answering with a thumbnail,
+    /// decoding and encoding cost one hand-off between threads, not three.
     ///
     /// ```swift
-    /// let thumbnail = try await pipeline.render(bytes, as: ImageRequest(key: "a", targetSize: box) { bytes }) { image in
-    ///     try? JPEGEncoder(quality: 80).encode(image)
-    /// }
+    /// let thumbnail = try await pipeline.render(bytes, as: ImageRequest(url: url, targetSize: box), encodedWith: JPEGEncoder(quality: 80))
     /// ```
-    ///
-    /// `request` names the image in errors (its URL or key); its data
-    /// provider is not called.
-    public func render<Output: Sendable>(
-        _ data: Data, as request: ImageRequest, then finish: @escaping @Sendable (Image) -> Output
+    public func render(_ data: Data, as request: ImageRequest, encodedWith encoder: any ImageEncoding) async throws(ImagePipeline.Error) -> Data {
+        try await render(data, as: request) { image, name in
+            do throws(ImageEncodingError) {
+                return .success(try encoder.encode(image))
+            } catch {
+                return .failure(.encodingFailed(key: name, underlying: error))
+            }
+        }
+    }
+
+    private func render<Output: Sendable>(
+        _ data: Data, as request: ImageRequest, finish: @escaping @Sendable (Image, _ name: String) -> Result<Output, ImagePipeline.Error>
     ) async throws(ImagePipeline.Error) -> Output {
-        let outcome = await decodeThreads.run(priority: request.priority) { [self] () -> Result<Output, RenderFailure> in
+        let name = request.url?.absoluteString ?? request.cacheKey
+        let outcome = await decodeThreads.run(priority: request.priority) { [self] () -> Result<Output, ImagePipeline.Error> in
             let decoded = Self.decodeAndProcess(data, options: decodingOptions(for: request), decoders: configuration.decoders, processors: request.processors)
             Self.releaseFreedMemory(afterDecoding: data.count)
-            return decoded.map(finish)
+            switch decoded {
+            case .success(let image): return finish(image, name)
+            case .failure(.decoding(let error)): return .failure(.decodingFailed(key: name, underlying: error))
+            case .failure(.processing(let processor)): return .failure(.processingFailed(key: name, processor: processor))
+            }
         }
-        let name = request.url?.absoluteString ?? request.cacheKey
-        switch outcome {
-        case .success(let output): return output
-        case .failure(.decoding(let error)): throw .decodingFailed(key: name, underlying: error)
-        case .failure(.processing(let processor)): throw .processingFailed(key: name, processor: processor)
-        }
+        return try outcome.get()
     }
 
     /// Why decoding and processing produced no image.

@@ -21,6 +21,8 @@ extension ImagePipeline {
         case decodingFailed(key: String, underlying: ImageDecodingError)
         /// A processor of the request returned no image.
         case processingFailed(key: String, processor: String)
+        /// The image could not be encoded (``ImagePipeline/render(_:as:encodedWith:)``).
+        case encodingFailed(key: String, underlying: ImageEncodingError)
         /// The request asked for cached data only and none is stored.
         case notCached(key: String)
         /// The request was cancelled before it finished.
@@ -45,6 +47,8 @@ extension ImagePipeline {
                 "decoding \(key) failed: \(underlying)"
             case .processingFailed(let key, let processor):
                 "processing \(key) with \(processor) failed"
+            case .encodingFailed(let key, let underlying):
+                "encoding \(key) failed: \(underlying)"
             case .notCached(let key):
                 "no cached image for \(key), and the request allows no network (cacheOnly)"
             case .cancelled(let key):
@@ -59,6 +63,7 @@ extension ImagePipeline {
             case .httpStatus, .network, .sourceRefused, .dataTooLarge, .dataProviderFailed: "loading"
             case .decodingFailed: "decoding"
             case .processingFailed: "processing"
+            case .encodingFailed: "encoding"
             case .notCached: "cache"
             case .cancelled: "cancelled"
             }

@@ -3,9 +3,9 @@ import Logging
 import Synchronization
 
 /// The shared image fetches: one per image and network policy.
-typealias ImageFetches = CoalescingPool<ImageFetchKey, FetchedImage>
+typealias ImageFetches = CoalescingPool<ImageFetchKey, FetchedImage, ImagePipeline.Error>
 /// The shared downloads: one per data key (a reload has its own).
-typealias DataFetches = CoalescingPool<DataFetchKey, FetchedData>
+typealias DataFetches = CoalescingPool<DataFetchKey, FetchedData, ImagePipeline.Error>
 
 /// What a shared data fetch produces: the bytes (downloaded, or the disk
 /// entry a 304 confirmed or a failure let stand in), how long they took, and

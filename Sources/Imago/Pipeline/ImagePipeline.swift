@@ -29,8 +29,9 @@ public final class ImagePipeline: Sendable {
     let downloadLimiter: WorkLimiter
     /// Disk reads and decodes; as many threads as decodes may run at once.
     let decodeThreads: PriorityThreadPool
-    /// Partial downloads and explicit cache access.
-    let diskThreads: PriorityThreadPool
+    /// Partial downloads and explicit cache access; a service built on the
+    /// pipeline runs its own blocking file I/O here too.
+    package let diskThreads: PriorityThreadPool
     let metrics: PipelineMetrics
     var logger: Logger { configuration.logger }
 

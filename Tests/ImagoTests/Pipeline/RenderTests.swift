@@ -5,7 +5,7 @@ import Testing
 
 @testable import Imago
 
-@Suite("render: bytes the caller holds, decoded as a request asks, finished on the decode thread")
+@Suite("render: bytes the caller holds, decoded as a request asks, encoded on the decode thread")
 struct RenderTests {
     let url = URL(string: "https://example.com/photo.jpg")!
 
@@ -18,7 +18,7 @@ struct RenderTests {
         return (ImagePipeline(configuration: configuration), loader, disk, memory)
     }
 
-    @Test("scaled to the target size, processors applied, finish run on a decode thread; no cache read or written, nothing loaded")
+    @Test("scaled to the target size, processors applied, encoded on a decode thread; no cache read or written, nothing loaded")
     func rendersWithoutCaches() async throws {
         // Given a 400x300 JPEG and a request for a 100x100 fit with a processor
         let folder = TemporaryDirectory()
@@ -28,28 +28,30 @@ struct RenderTests {
         let processor = MockImageProcessor()
         let request = ImageRequest(url: url, targetSize: ImageSize(width: 100, height: 100), contentMode: .fit, processors: [processor])
 
-        // When it is rendered
-        let (size, thread) = try await pipeline.render(jpeg, as: request) { image in
-            (ImageSize(width: image.width, height: image.height), Thread.current.name ?? "")
-        }
+        // When it is rendered, as an image and encoded
+        let image = try await pipeline.render(jpeg, as: request)
+        let encoder = MockImageEncoder()
+        let encoded = try await pipeline.render(jpeg, as: request, encodedWith: encoder)
 
-        // Then the image fits the box, went through the processor, and was finished on a decode thread
-        #expect(size == ImageSize(width: 100, height: 75))
-        #expect(processor.callCount == 1)
-        #expect(thread.hasPrefix("imago-decode"), "\(thread)")
+        // Then the image fits the box, went through the processor, and was encoded on a decode thread
+        #expect(image.size == ImageSize(width: 100, height: 75))
+        #expect(String(decoding: encoded, as: UTF8.self) == "100x75")
+        #expect(processor.callCount == 2)
+        let threads = encoder.encodingThreads
+        #expect(threads.count == 1 && threads.allSatisfy { $0.hasPrefix("imago-decode") }, "\(threads)")
         // And no tier was touched, nothing was loaded
         #expect(memory.totalCount == 0)
         #expect(disk.count == 0)
         #expect(loader.totalCallCount == 0)
     }
 
-    @Test("bytes that do not decode and a processor that fails are typed errors naming the request's URL")
+    @Test("bytes that do not decode, a processor that fails and an encoder that fails are typed errors naming the request's URL")
     func typedErrors() async throws {
         let folder = TemporaryDirectory()
         let (pipeline, _, disk, _) = try makePipeline(folder)
         defer { disk.close() }
         await #expect {
-            try await pipeline.render(Data("not an image".utf8), as: ImageRequest(url: url)) { _ in true }
+            try await pipeline.render(Data("not an image".utf8), as: ImageRequest(url: url))
         } throws: { error in
             guard case .decodingFailed(let key, _) = error as? ImagePipeline.Error else { return false }
             return key == url.absoluteString
@@ -57,10 +59,16 @@ struct RenderTests {
         let jpeg = try JPEGEncoder().encode(FormatFixtures.quadrants())
         let failing = ImageRequest(url: url, processors: [MockImageProcessor(fails: true)])
         await #expect {
-            try await pipeline.render(jpeg, as: failing) { _ in true }
+            try await pipeline.render(jpeg, as: failing, encodedWith: MockImageEncoder())
         } throws: { error in
             guard case .processingFailed(let key, let processor) = error as? ImagePipeline.Error else { return false }
             return key == url.absoluteString && processor == MockImageProcessor(fails: true).identifier
+        }
+        await #expect {
+            try await pipeline.render(jpeg, as: ImageRequest(url: url), encodedWith: MockImageEncoder(fails: true))
+        } throws: { error in
+            guard case .encodingFailed(let key, let underlying) = error as? ImagePipeline.Error else { return false }
+            return key == url.absoluteString && underlying.detail == "asked to fail"
         }
     }
 }

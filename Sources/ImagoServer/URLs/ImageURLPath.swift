@@ -16,13 +16,18 @@ public struct ImageURLPath: Sendable, Equatable {
     /// Takes `path` (as sent, still percent-encoded) apart; throws a
     /// 400-worthy error saying what is missing or malformed.
     public init(_ path: String) throws(PathError) {
-        var rest = Substring(path)
+        try self.init(Substring(path))
+    }
+
+    /// Takes `path` apart, as ``init(_:)-(String)`` does.
+    public init(_ path: Substring) throws(PathError) {
+        var rest = path
         if rest.hasPrefix("/") { rest = rest.dropFirst() }
         guard let slash = rest.firstIndex(of: "/") else { throw PathError("no source: expected /{signature}/{options}/{source}") }
         signature = String(rest[..<slash])
         signedPath = String(rest[slash...])
         // Split as bytes: "/" is ASCII, and splitting by Character (grapheme
-        // clusters) cost 3% of a result-cache hit.
+        // clusters) is slow.
         let segments = rest.utf8[rest.utf8.index(after: slash)...].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
             .map { Substring($0) }
         if let plain = segments.firstIndex(of: "plain") {
@@ -48,7 +53,7 @@ public struct ImageURLPath: Sendable, Equatable {
     /// `%` is not followed by two hexadecimal digits or the bytes are not
     /// UTF-8. Foundation's `removingPercentEncoding` answers the same but
     /// for two quirks (a lone 0xA9 becomes U+FFFD, a leading byte order
-    /// mark is dropped), through NSString: 6% of a result-cache hit.
+    /// mark is dropped), through NSString, which is slow on Linux.
     static func percentDecoded(_ text: String) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)

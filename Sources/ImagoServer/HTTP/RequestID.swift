@@ -3,8 +3,7 @@ import Synchronization
 /// Ids for requests that bring no `X-Request-ID` of their own: a random
 /// prefix drawn once per process, then a counter. Unique across instances
 /// and restarts as far as 64 random bits go, with no system call per
-/// request (`UUID()` opened, read and closed /dev/urandom for each one,
-/// 3% of a result-cache hit).
+/// request (`UUID()` opens, reads and closes /dev/urandom for each one).
 enum RequestID {
     private static let prefix = UInt64.random(in: .min ... .max).hexadecimal(digits: 16)
     private static let counter = Atomic<UInt64>(0)

@@ -42,9 +42,7 @@ final class AdmissionControl: Sendable {
             return true
         }
         guard admitted else {
-            throw ServiceError(
-                status: 429, message: "too many requests: \(queueCapacity) waiting for \(limit) transformations", headers: [("Retry-After", "1")]
-            )
+            throw ServiceError.queueFull(waiting: queueCapacity, transformations: limit)
         }
         return Ticket(self)
     }
@@ -99,9 +97,7 @@ final class AdmissionControl: Sendable {
             let granted = await turns.acquire(within: patience)
             patience -= ContinuousClock.now - start
             guard granted else {
-                throw ServiceError(
-                    status: 503, message: "no transformation turn within \(admission.queueTimeout); try again later", headers: [("Retry-After", "1")]
-                )
+                throw ServiceError.queueTimedOut(after: admission.queueTimeout)
             }
         }
     }

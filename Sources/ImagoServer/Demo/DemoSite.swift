@@ -1,4 +1,6 @@
 import Foundation
+import Hummingbird
+import NIOCore
 
 /// The pages of `imago serve --demo`: at `/` a grid of thumbnails of the
 /// demo's source images (1x and 2x through `srcset`, loaded lazily, in the
@@ -44,19 +46,16 @@ public struct DemoSite: Sendable {
         self.signing = signing
     }
 
-    /// Whether `path` is one of the demo's routes (answered even when it
-    /// names no page, with a 404).
-    func serves(_ path: String) -> Bool {
-        path == "/" || path.hasPrefix("/demo/")
-    }
-
-    /// The page at `path`, or nil when there is none.
-    func page(_ path: String) -> ServiceResponse? {
-        if path == "/" { return Self.html(index()) }
-        guard path.hasPrefix("/demo/"), let number = Int(path.dropFirst("/demo/".count)), sources.indices.contains(number) else {
-            return nil
+    /// Adds the pages to `router`: the grid at `/`, image N's variants at
+    /// `/demo/N` (404 for a number with no image).
+    func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        router.get("/") { _, _ in Self.html(index()) }
+        router.get("demo/**") { request, _ in
+            let number = Int(request.uri.path.dropFirst("/demo/".count))
+            guard let number, sources.indices.contains(number) else { throw ServiceError(.notFound, "no such demo page") }
+            return Self.html(imagePage(number))
         }
-        return Self.html(imagePage(number))
+        router.get("demo") { _, _ -> Response in throw ServiceError(.notFound, "no such demo page") }
     }
 
     /// The service's URL for `source` with `options`.
@@ -131,9 +130,10 @@ public struct DemoSite: Sendable {
         """
     }
 
-    private static func html(_ text: String) -> ServiceResponse {
-        ServiceResponse(
-            status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")], body: Data(text.utf8)
+    private static func html(_ text: String) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text))
         )
     }
 

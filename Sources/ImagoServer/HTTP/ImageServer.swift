@@ -1,0 +1,87 @@
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// `imago serve`: an ``ImageService``'s routes on Hummingbird's HTTP/1.1
+/// server, behind the request-id, access-log and metrics middleware, with
+/// `/health`, `/metrics` and, in the demo, its pages. Run it in
+/// ``serviceGroup(_:drainTimeout:logger:)``, which stops gracefully on
+/// SIGTERM or SIGINT: no new connections, the requests in flight answered,
+/// then exit.
+public enum ImageServer {
+    /// The router `imago serve` answers with.
+    public static func router(service: ImageService, logger: Logger) -> Router<ImageRequestContext> {
+        let router = Router(context: ImageRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: AccessLogMiddleware(logger: logger))
+        router.add(middleware: MetricsMiddleware(service.metrics))
+        router.add(middleware: MethodsMiddleware(errorMaxAge: service.configuration.errorMaxAge))
+        router.get("health") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        }
+        router.get("metrics") { _, _ in
+            let text = service.metrics.exposition(queueLength: service.admission.queueLength)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: text))
+            )
+        }
+        if let demo = service.configuration.demo { demo.addRoutes(to: router) }
+        router.get("favicon.ico") { _, _ -> Response in throw ServiceError(.notFound, "not found: image URLs are /{signature}/{options}/{source}") }
+        router.addRoutes(service.routes(context: ImageRequestContext.self))
+        return router
+    }
+
+    /// The application serving `service` on `host`:`port`.
+    ///
+    /// A connection that sends no whole request part (a request head, a
+    /// body chunk) for `idleTimeout` is closed: idle keep-alive and clients
+    /// that send their headers a byte at a time. One whose answer has not
+    /// been taken off the socket for `writeTimeout` is closed too: a client
+    /// that stopped reading. The write timeout must exceed the longest
+    /// request (the queue's deadline plus the source timeout), since no
+    /// write completes while a request waits.
+    public static func application(
+        service: ImageService, host: String, port: Int, logger: Logger,
+        idleTimeout: Duration = .seconds(30), writeTimeout: Duration = .seconds(120),
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let writeTimeout = TimeAmount.nanoseconds(writeTimeout.nanoseconds)
+        return Application(
+            router: router(service: service, logger: logger),
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [IdleStateHandler(writeTimeout: writeTimeout), CloseOnIdleWrites()],
+                idleTimeout: .nanoseconds(idleTimeout.nanoseconds)
+            )),
+            configuration: .init(address: .hostname(host, port: port), serverName: "Imago"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+            logger: logger
+        )
+    }
+
+    /// What runs `app` until SIGTERM or SIGINT (or a triggered graceful
+    /// shutdown), then stops accepting connections and gives the requests
+    /// in flight `drainTimeout` to be answered; those still running then
+    /// are cancelled.
+    public static func serviceGroup(_ app: some ApplicationProtocol, drainTimeout: Duration, logger: Logger) -> ServiceGroup {
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = drainTimeout
+        return ServiceGroup(configuration: configuration)
+    }
+}
+
+/// Closes a connection when its ``IdleStateHandler`` says no write has
+/// completed for its write timeout: the client has stopped reading, and
+/// its answers would otherwise wait in memory for as long as it stays.
+final class CloseOnIdleWrites: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .write {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import Imago
+import ImagoCaching
+import NIOCore
+
+/// One encoded answer, as it is sent, and what it was made from.
+struct EncodedResult: Sendable {
+    /// The bytes, in the buffer every response sends: answers share it
+    /// rather than each copying it (a client that pipelines requests and
+    /// does not read would otherwise hold a copy per request).
+    var bytes: ByteBuffer
+    var mediaType: String
+    /// Strong: a 128-bit hash of the bytes (XXH64 under two seeds), which
+    /// the source's content, the options and the format all determine. Not
+    /// a cryptographic hash, which costs more for nothing: an ETag only
+    /// tells one URL's versions apart, and whoever could make two of them
+    /// collide controls the source anyway.
+    var etag: String
+    /// The source's validator (its ETag, else Last-Modified, else a hash of
+    /// its bytes): a source that comes back with the same one needs no new
+    /// transformation.
+    var sourceValidator: String
+    /// The source's Last-Modified, passed on.
+    var lastModified: String?
+    /// The answer's max-age: the configured one, or less if the source is
+    /// fresh for less.
+    var maxAge: Int
+    /// When the source must be asked again (under its HTTP rules).
+    var expires: ContinuousClock.Instant
+
+    init(data: Data, mediaType: String, sourceValidator: String, lastModified: String?, maxAge: Int, lifetime: Duration) {
+        bytes = ByteBuffer(bytes: data)
+        self.mediaType = mediaType
+        etag = data.withUnsafeBytes { bytes in
+            "\"" + Checksum.hash(bytes, seed: 0).hexadecimal(digits: 16) + Checksum.hash(bytes, seed: 1).hexadecimal(digits: 16) + "\""
+        }
+        self.sourceValidator = sourceValidator
+        self.lastModified = lastModified
+        self.maxAge = maxAge
+        expires = .now + lifetime
+    }
+
+    /// The same answer, confirmed for another `lifetime` and `maxAge`.
+    func renewed(maxAge: Int, lifetime: Duration) -> EncodedResult {
+        var copy = self
+        copy.maxAge = maxAge
+        copy.expires = .now + lifetime
+        return copy
+    }
+}
+
+/// What tells answers apart: the source, the normalised options and the
+/// output format, never the signature, so differently signed URLs for the
+/// same variant share one answer.
+struct ResultKey: Hashable, Sendable, CustomStringConvertible {
+    /// The key on disk: the fields joined by NUL, which none of them
+    /// contains (a URL's absolute string is percent-encoded; the options'
+    /// key and the format's name are ours).
+    let diskKey: String
+
+    init(source: URL, options: ProcessingOptions, format: OutputFormat) {
+        diskKey = source.absoluteString + "\u{0}" + options.cacheKey + "\u{0}" + format.rawValue
+    }
+
+    var description: String { diskKey }
+}
+
+/// Encoded answers, kept in memory and, where a folder is given, on disk
+/// (so a restarted server keeps them), with identical requests in flight
+/// made once (the pipeline's ``CoalescingPool``): the first starts the
+/// work, the others wait for its result, and the work is cancelled when
+/// every request waiting for it is.
+///
+/// With a disk tier, a new answer goes to disk only, and into memory when
+/// it is asked for again: answers asked for once (a crawler, a cold start,
+/// the long tail) neither take memory nor push out the ones in demand.
+final class ResultCache: Sendable {
+    private let memory: MemoryCache<ResultKey, EncodedResult>
+    private let disk: DiskCache?
+    /// Where the disk tier's blocking reads and writes run.
+    private let diskThreads: PriorityThreadPool
+    private let inFlight = CoalescingPool<ResultKey, EncodedResult, ServiceError>()
+    let lifetime: Duration
+
+    init(costLimit: Int, lifetime: Duration, disk: DiskCache?, diskThreads: PriorityThreadPool) {
+        memory = MemoryCache(configuration: .init(costLimit: costLimit))
+        self.disk = disk
+        self.diskThreads = diskThreads
+        self.lifetime = lifetime
+    }
+
+    /// The answer kept for `key`, expired or not: from memory, else from disk.
+    func cached(_ key: ResultKey) async -> EncodedResult? {
+        if let result = memory.value(forKey: key) { return result }
+        guard let disk, disk.mayContainData(forKey: key.diskKey) else { return nil }
+        let stored = await diskThreads.run { disk.cachedData(forKey: key.diskKey) }
+        guard let stored, let result = EncodedResult(stored) else { return nil }
+        memory.set(result, forKey: key, cost: result.bytes.readableBytes)
+        return result
+    }
+
+    /// The answer for `key`: joins the work in flight for it, or starts
+    /// `make`. A cancelled request leaves the work; the last one to leave
+    /// cancels it.
+    func shared(_ key: ResultKey, make: @escaping @Sendable () async throws(ServiceError) -> EncodedResult) async throws(ServiceError) -> EncodedResult {
+        let (outcome, _) = await inFlight.value(for: key, priority: .normal) { _ in
+            do throws(ServiceError) {
+                return .success(try await make())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Keeps `result` for `key`: on disk, and in memory when there is no
+    /// disk tier or an older answer is there.
+    func store(_ result: EncodedResult, forKey key: ResultKey) async {
+        if disk == nil || memory.value(forKey: key) != nil {
+            memory.set(result, forKey: key, cost: result.bytes.readableBytes)
+        }
+        guard let disk else { return }
+        // A failed store (a full disk) only costs a later transformation.
+        await diskThreads.run { try? disk.storeData(Data(result.bytes.readableBytesView), metadata: result.storedMetadata, forKey: key.diskKey) }
+    }
+
+    /// Closes the disk tier, saving its index snapshot.
+    func close() { disk?.close() }
+
+    var count: Int { memory.totalCount }
+}
+
+extension EncodedResult {
+    /// What is stored beside the bytes on disk: a version line, then the
+    /// media type, the source's validator and Last-Modified (empty if
+    /// none), the max-age and the expiry in seconds since 1970 (wall-clock
+    /// time, which survives a restart), one a line. HTTP field values hold
+    /// no line breaks, and lines cost less to write and read than JSON.
+    var storedMetadata: Data {
+        let expires = Date().timeIntervalSince1970 + Double(ContinuousClock.now.duration(to: expires).components.seconds)
+        let lines = [Self.storedVersion, mediaType, sourceValidator, lastModified ?? "", String(maxAge), String(Int64(expires))]
+        return Data(lines.joined(separator: "\n").utf8)
+    }
+
+    private static let storedVersion = "imago-result-1"
+
+    /// An answer read back from disk; nil if its metadata does not parse
+    /// (an entry of another version: answered again, then replaced).
+    init?(_ stored: CachedData) {
+        let lines = String(decoding: stored.metadata, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count == 6, lines[0] == Self.storedVersion, let maxAge = Int(lines[4]), let expires = Int64(lines[5]) else { return nil }
+        let remaining = max(0, Double(expires) - Date().timeIntervalSince1970)
+        self.init(
+            data: stored.data, mediaType: String(lines[1]), sourceValidator: String(lines[2]),
+            lastModified: lines[3].isEmpty ? nil : String(lines[3]), maxAge: maxAge, lifetime: .seconds(remaining)
+        )
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Imago
+import ImagoCaching
+import Logging
+import NIOCore
+
+/// The image service: signed, cached, SSRF-guarded image URLs, as routes
+/// for any Hummingbird router. `imago serve` runs them behind its own
+/// middleware (``ImageServer``); a Swift server mounts them beside its
+/// own routes:
+///
+/// ```swift
+/// let service = try ImageService(configuration: .init(signing: signing, cacheFolder: "/var/cache/app/images"))
+/// let router = Router()
+/// router.addRoutes(service.routes, atPath: "/images")
+/// ```
+///
+/// `GET /{signature}/{options}/{source}`: the signature checked, the options
+/// bounded, the source checked against the ``SourcePolicy`` (and its
+/// addresses, at every connection, by the loader's ``PolicySourceGuard``),
+/// then the answer comes from the result cache or is made: the source
+/// fetched through the pipeline's disk cache under its HTTP rules, decoded
+/// at the needed scale, processed, and encoded in the negotiated format.
+public final class ImageService: Sendable {
+    public let configuration: Configuration
+    /// What `/metrics` prints.
+    public let metrics: ServiceMetrics
+    let pipeline: ImagePipeline
+    let admission: AdmissionControl
+    let results: ResultCache
+    let decodeBudget: DecodeBudget
+
+    /// A service with its own pipeline: a guarded HTTP loader, a memory
+    /// cache, and in `configuration.cacheFolder` a disk cache of the sources
+    /// (`sources/`, from their second fetch unless `sourceAdmission` says
+    /// otherwise) and one of the encoded answers (`results/`).
+    public convenience init(
+        configuration: Configuration, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger = Logger(label: "imago.serve")
+    ) throws {
+        let loader = HTTPDataLoader(configuration: .init(
+            requestTimeout: configuration.sourceTimeout,
+            maximumResponseSize: configuration.maximumSourceSize,
+            // A source body of unknown length goes to disk past 1 MiB, not to
+            // /tmp, which may be memory (tmpfs).
+            temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(),
+            userAgent: "Imago",
+            sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
+        ))
+        let dataCache = try configuration.cacheFolder.map {
+            try DiskCache(path: $0 + "/sources", configuration: .init(sizeLimit: configuration.sourceDiskLimit, admission: configuration.sourceAdmission))
+        }
+        let resultsCache = try configuration.cacheFolder.map {
+            try DiskCache(path: $0 + "/results", configuration: .init(sizeLimit: configuration.resultDiskLimit))
+        }
+        let pipeline = ImagePipeline(configuration: .init(
+            dataLoader: loader,
+            dataCache: dataCache,
+            maximumPixelCount: configuration.maximumPixelCount,
+            maximumFrameCount: configuration.maximumFrameCount,
+            // One attempt: the client (a browser, a CDN) decides on retries,
+            // and a request's time is bounded by the source timeout alone.
+            retryPolicy: RetryPolicy(maximumAttempts: 1),
+            logger: logger
+        ))
+        self.init(configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsCache, metrics: metrics)
+    }
+
+    /// A service over a pipeline of the caller's (tests).
+    public init(configuration: Configuration, pipeline: ImagePipeline, resultsOnDisk: DiskCache? = nil, metrics: ServiceMetrics = ServiceMetrics()) {
+        self.configuration = configuration
+        self.pipeline = pipeline
+        self.metrics = metrics
+        decodeBudget = DecodeBudget(bytes: configuration.decodeMemoryBudget)
+        results = ResultCache(
+            costLimit: configuration.resultCacheSize, lifetime: configuration.resultLifetime, disk: resultsOnDisk, diskThreads: pipeline.diskThreads
+        )
+        admission = AdmissionControl(
+            limit: configuration.maximumConcurrentTransformations, queueCapacity: configuration.queueCapacity, queueTimeout: configuration.queueTimeout
+        )
+    }
+
+    /// Saves the source cache's index snapshot and releases its folder:
+    /// call once the server has stopped.
+    public func close() {
+        (pipeline.configuration.dataCache as? DiskCache)?.close()
+        results.close()
+    }
+
+    // MARK: Routes
+
+    /// The image routes, for a router with the default request context.
+    public var routes: RouteCollection<BasicRequestContext> { routes(context: BasicRequestContext.self) }
+
+    /// The image routes for a router with request context `Context`: GET and
+    /// HEAD on every path below where they are mounted, 405 for other
+    /// methods. With ``ImageRequestContext`` the route also reports what
+    /// the access log prints.
+    public func routes<Context: RequestContext>(context: Context.Type) -> RouteCollection<Context> {
+        let routes = RouteCollection(context: Context.self)
+        routes.get("**") { request, context in
+            try await self.respond(to: request, context: context)
+        }
+        routes.head("**") { request, context in
+            let response = try await self.respond(to: request, context: context)
+            var headers = response.headers
+            headers[.contentLength] = response.body.contentLength.map(String.init) ?? "0"
+            return Response(status: response.status, headers: headers, body: ResponseBody())
+        }
+        for method in [HTTPRequest.Method.post, .put, .delete, .patch, .options] {
+            routes.on("**", method: method) { _, _ -> Response in throw ServiceError.methodNotAllowed.cacheable(for: self.configuration.errorMaxAge) }
+        }
+        return routes
+    }
+
+    /// The image route's answer; every failure is a ``ServiceError`` with
+    /// its status, cacheable for the error max-age.
+    private func respond<Context: RequestContext>(to request: Request, context: Context) async throws(ServiceError) -> Response {
+        // The rest of the path below the routes' mount point, as sent:
+        // the signature signs it byte for byte.
+        guard let matched = context.parameters[Parameters.recursiveCaptureKey] else {
+            throw ServiceError(.notFound, "not found: image URLs are /{signature}/{options}/{source}")
+        }
+        let path = matched.base[matched.startIndex...]
+        let report = (context as? ImageRequestContext)?.report
+        do {
+            return try await image(request, path: path, mountedAt: matched.base[..<matched.startIndex], report: report)
+        } catch {
+            throw error.cacheable(for: configuration.errorMaxAge)
+        }
+    }
+
+    // MARK: The image request, step by step
+
+    private func image(_ request: Request, path rawPath: Substring, mountedAt prefix: Substring, report: ImageRequestReport?) async throws(ServiceError) -> Response {
+        // 1. Take the path apart and check its signature, on the path as
+        //    sent, before any option is read.
+        let path: ImageURLPath
+        do { path = try ImageURLPath(rawPath) } catch { throw ServiceError(error) }
+        report?.record { $0.unsignedPath = prefix + "-" + path.signedPath }
+        let needsAllowedSize = try verifySignature(path)
+
+        // 2. Read the options; an unsigned URL may ask only for an allowed size.
+        let options: ProcessingOptions
+        do { options = try ProcessingOptions(segments: path.options, presets: configuration.presets) } catch { throw ServiceError(error) }
+        if needsAllowedSize { try checkAllowedSize(options) }
+
+        // 3. Apply the source policy (its addresses are checked again at every connection).
+        let source: URL
+        do { source = try configuration.sourcePolicy.check(url: path.source) } catch { throw ServiceError(error) }
+        report?.record { $0.sourceHost = source.host }
+
+        // 4. Look in the result cache.
+        let format = OutputFormat(options.format, accept: request.headers[.accept] ?? "")
+        let key = ResultKey(source: source, options: options, format: format)
+        let kept = await results.cached(key)
+        let result: EncodedResult
+        let outcome: ImageRequestReport.CacheOutcome
+        if let kept, ContinuousClock.now < kept.expires {
+            metrics.resultCacheHit()
+            (result, outcome) = (kept, .hit)
+        } else {
+            // 5-7. Fetch, transform and store, once for every identical request in flight.
+            result = try await results.shared(key) { () throws(ServiceError) in
+                try await self.makeResult(key, source: source, options: options, format: format, previous: kept)
+            }
+            outcome = kept?.etag == result.etag ? .revalidated : .miss
+        }
+        report?.record { $0.cacheOutcome = outcome }
+
+        // 8. Answer: the image, or 304 when the client's copy is current.
+        return answer(result, to: request, varies: options.format == .auto)
+    }
+
+    /// Whether `path`'s signature lets it through: `false` when it does,
+    /// `true` when it is unsigned and may pass for an allowed size only.
+    private func verifySignature(_ path: ImageURLPath) throws(ServiceError) -> Bool {
+        if path.signature == "unsafe" {
+            if configuration.allowsUnsigned { return false }
+            if configuration.allowedSizes.isEmpty { throw ServiceError(.forbidden, "unsigned URLs are not accepted by this server") }
+            return true
+        }
+        guard let signing = configuration.signing else {
+            throw ServiceError(.forbidden, "this server has no signing keys: only unsigned (unsafe) URLs, if allowed")
+        }
+        guard signing.isValid(signature: path.signature, for: path.signedPath) else { throw ServiceError(.forbidden, "invalid signature") }
+        return false
+    }
+
+    private func checkAllowedSize(_ options: ProcessingOptions) throws(ServiceError) {
+        guard !configuration.allowedSizes.contains(ImageSize(width: options.width, height: options.height)) else { return }
+        let sizes = configuration.allowedSizes.map(\.description).sorted().joined(separator: ", ")
+        throw ServiceError(.forbidden, "unsigned URLs are not accepted by this server (except for the sizes \(sizes))")
+    }
+
+    /// Fetches the source (through the pipeline's disk cache, under its
+    /// HTTP rules) and transforms it, unless it comes back with the
+    /// validator `previous` was made from: then `previous` is renewed as it
+    /// is. Each step waits for its turn (``AdmissionControl``). The answer
+    /// is kept in the result cache before it is returned.
+    private func makeResult(
+        _ key: ResultKey, source url: URL, options: ProcessingOptions, format: OutputFormat, previous: EncodedResult?
+    ) async throws(ServiceError) -> EncodedResult {
+        let ticket = try admission.admit()
+        defer { ticket.end() }
+        try await ticket.download()
+        let source: DataResponse
+        do { source = try await pipeline.data(for: ImageRequest(url: url)) } catch { throw ServiceError(error) }
+        let version = SourceVersion(source, maxAge: configuration.maxAge, resultLifetime: results.lifetime)
+        if let previous, previous.sourceValidator == version.validator {
+            let renewed = previous.renewed(maxAge: version.maxAge, lifetime: version.lifetime)
+            await results.store(renewed, forKey: key)
+            return renewed
+        }
+        try await ticket.transform()
+        let (bytes, mediaType) = try await transform(source.data, of: url, options: options, format: format)
+        let result = EncodedResult(
+            data: bytes, mediaType: mediaType, sourceValidator: version.validator, lastModified: version.lastModified,
+            maxAge: version.maxAge, lifetime: version.lifetime
+        )
+        await results.store(result, forKey: key)
+        metrics.transformed()
+        return result
+    }
+
+    /// Decodes `data` for `options` (scaled toward the box, then the
+    /// processors in a fixed order) and encodes it, on one of the
+    /// pipeline's decode threads, within the decode memory budget.
+    private func transform(
+        _ data: Data, of url: URL, options: ProcessingOptions, format: OutputFormat
+    ) async throws(ServiceError) -> (Data, mediaType: String) {
+        let request = options.imageRequest(for: url)
+        // The pixels the decode will hold, from the header; the pixel limit's worth when the header is not read here.
+        let decoding = ImageDecodingOptions(targetSize: request.targetSize, contentMode: request.contentMode)
+        let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
+        let bytes = try await decodeBudget.withReservation(estimate) { () throws(ServiceError) in
+            do throws(ImagePipeline.Error) {
+                return try await pipeline.render(data, as: request, encodedWith: format.encoder(quality: options.quality))
+            } catch {
+                throw ServiceError(error)
+            }
+        }
+        return (bytes, ImageFormat(sniffing: bytes).mediaType)
+    }
+
+    /// The answer to `request` from `result`: 304 when the client's copy is
+    /// current, else the bytes, shared with every other answer.
+    private func answer(_ result: EncodedResult, to request: Request, varies: Bool) -> Response {
+        var headers: HTTPFields = [
+            .contentType: result.mediaType,
+            .cacheControl: "public, max-age=\(result.maxAge)",
+            .eTag: result.etag,
+        ]
+        if let lastModified = result.lastModified { headers[.lastModified] = lastModified }
+        if varies { headers[.vary] = "Accept" }
+        if ConditionalRequest(request.headers).isCurrent(etag: result.etag, lastModified: result.lastModified) {
+            return Response(status: .notModified, headers: headers, body: ResponseBody())
+        }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: result.bytes))
+    }
+}

@@ -1,0 +1,43 @@
+import Imago
+
+/// An answer's format; `jpegOrPNG` is settled by the image's alpha. The
+/// raw values are the case names, part of the result cache's keys.
+enum OutputFormat: String, Sendable, Equatable {
+    case jpeg, png, webp, avif, jpegOrPNG
+
+    /// The format to answer in: an explicit one, or for `auto` AVIF, then
+    /// WebP, as the client's Accept field allows, else JPEG (PNG for
+    /// images with alpha).
+    init(_ format: ProcessingOptions.Format, accept: String) {
+        switch format {
+        case .jpeg: self = .jpeg
+        case .png: self = .png
+        case .webp: self = .webp
+        case .avif: self = .avif
+        case .auto: self = Self.accepts("image/avif", accept) ? .avif : Self.accepts("image/webp", accept) ? .webp : .jpegOrPNG
+        }
+    }
+
+    /// Whether the Accept field names `mediaType` itself with a weight above
+    /// zero. Wildcards do not count: `image/*` and `*/*` say nothing about
+    /// whether a client decodes AVIF or WebP.
+    static func accepts(_ mediaType: String, _ accept: String) -> Bool {
+        accept.split(separator: ",").contains { range in
+            let parameters = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard parameters.first == mediaType else { return false }
+            let weight = parameters.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            return weight > 0
+        }
+    }
+
+    /// The encoder that writes this format at `quality` (1-100, where the format has one).
+    func encoder(quality: Int) -> any ImageEncoding {
+        switch self {
+        case .jpeg: JPEGEncoder(quality: quality)
+        case .png: PNGEncoder()
+        case .webp: WebPEncoder(quality: Float(quality))
+        case .avif: AVIFEncoder(quality: quality)
+        case .jpegOrPNG: AlphaAwareEncoder(opaque: JPEGEncoder(quality: quality), alpha: PNGEncoder())
+        }
+    }
+}
