@@ -108,6 +108,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // An app of its own that mounts the image service's routes at
+        // /images (built by the test command, driven over HTTP by a test).
+        .executableTarget(
+            name: "ImageHost",
+            dependencies: ["ImagoServer", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Examples/ImageHost"
+        ),
         // Child process for the crash-consistency tests: stores entries until it is killed.
         .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago", "ImagoSandbox"]),
         .testTarget(
@@ -119,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "ImagoServerTests",
             dependencies: [
-                "ImagoServer", "ImagoSandbox", "ImagoCodecFixtures",
+                "ImagoServer", "ImagoSandbox", "ImagoCodecFixtures", "ImageHost",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
