@@ -108,24 +108,25 @@ package final class CoalescingPool<Key: Hashable & Sendable & CustomStringConver
 
     /// Joins the work for `key` (starting `operation` in a task of its own
     /// if none runs) and waits for its outcome. A cancelled caller leaves
-    /// at once with `Failure.cancelled`; the work stops when the last one leaves.
-    /// `joined` says whether the caller found the work running.
+    /// at once with `Failure.cancelled`; the work stops when the last one
+    /// leaves. `subscribed` hears, as soon as the caller is a waiter,
+    /// whether it joined work already running.
     package func value(
-        for key: Key, priority: Priority, operation: @escaping @Sendable (Context) async -> Outcome
-    ) async -> (outcome: Outcome, joined: Bool) {
+        for key: Key, priority: Priority, subscribed: (_ joined: Bool) -> Void = { _ in },
+        operation: @escaping @Sendable (Context) async -> Outcome
+    ) async -> Outcome {
         let subscription = Locked<Subscription?>(nil)
-        let outcome = await withTaskCancellationHandler {
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let subscribed = subscribe(key: key, priority: priority, observer: .init(completion: { continuation.resume(returning: $0) }), operation: operation)
-                subscription.withLock { $0 = subscribed }
+                let waiter = subscribe(key: key, priority: priority, observer: .init(completion: { continuation.resume(returning: $0) }), operation: operation)
+                subscription.withLock { $0 = waiter }
+                subscribed(waiter.joined)
                 // A cancellation that came before the subscription was recorded.
-                if Task.isCancelled { subscribed.cancel() }
+                if Task.isCancelled { waiter.cancel() }
             }
         } onCancel: {
             subscription.withLock { $0 }?.cancel()
         }
-        // The continuation's body has returned by now: the subscription is recorded.
-        return (outcome, subscription.withLock { $0 }?.joined ?? false)
     }
 
     /// Joins the work for `key`, starting `operation` in a task of its own if none runs.

@@ -1,9 +1,9 @@
 /// Identifiers queued by ``ImageRequest/Priority``: highest level first, first
-/// come first served within a level. The one queue behind the download
-/// limiter and the decode threads.
+/// come first served within a level. The one queue behind the semaphores
+/// and the decode threads.
 ///
 /// The queue holds places, not the items' state: the owner keeps each item's
-/// current priority (or forgets it when it leaves), and ``removeFirst(isQueued:accepting:)``
+/// current priority (or forgets it when it leaves), and ``removeFirst(isQueued:decide:)``
 /// asks it. So moving an item is O(1): ``append(_:at:)`` gives it a place at
 /// the back of its new level, and the place it left is dropped lazily when
 /// reached. An item that returns to a level it left takes back its old place.
@@ -19,20 +19,35 @@ struct PriorityQueue<ID: Sendable>: Sendable {
         levels[priority.rawValue].append(id)
     }
 
+    /// What the caller makes of a queued item ``removeFirst(isQueued:decide:)`` found.
+    enum Decision {
+        /// Removes and returns it.
+        case take
+        /// Leaves it in its place and looks further.
+        case skip
+        /// Leaves it in its place and looks no further: nothing is removed.
+        case stop
+    }
+
     /// Removes and returns the first item, highest level first, that is still
     /// queued at the level of the place found (`isQueued`) and that the caller
-    /// can take now (`accepting`; one it cannot take keeps its place). Places
-    /// of items that moved or left are dropped on the way.
-    mutating func removeFirst(isQueued: (ID, Priority) -> Bool, accepting: (ID) -> Bool = { _ in true }) -> ID? {
+    /// takes (`decide`: one skipped keeps its place; a stop ends the search).
+    /// Places of items that moved or left are dropped on the way.
+    mutating func removeFirst(isQueued: (ID, Priority) -> Bool, decide: (ID) -> Decision = { _ in .take }) -> ID? {
         for level in levels.indices.reversed() {
             let priority = Priority.allCases[level]
             var index = heads[level]
             while index < levels[level].count {
                 let id = levels[level][index]
                 let queued = isQueued(id, priority)
-                if queued, !accepting(id) {
-                    index += 1
-                    continue
+                if queued {
+                    switch decide(id) {
+                    case .take: break
+                    case .skip:
+                        index += 1
+                        continue
+                    case .stop: return nil
+                    }
                 }
                 drop(at: index, level: level)
                 if queued { return id }

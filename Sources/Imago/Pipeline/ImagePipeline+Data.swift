@@ -67,10 +67,8 @@ extension ImagePipeline {
     /// Joins (or starts) the shared download of the request's data and waits
     /// for it; leaving it when the calling task is cancelled.
     private func sharedData(for request: ImageRequest, revalidating stale: StoredEntry?) async -> Result<FetchedData, Error> {
-        let (outcome, joined) = await dataFetches.value(for: request.dataFetchKey, priority: request.priority) { [self] context in
+        await dataFetches.value(for: request.dataFetchKey, priority: request.priority, subscribed: { if $0 { metrics.coalesced() } }) { [self] context in
             await fetchData(request, revalidating: stale, context: context)
         }
-        if joined { metrics.coalesced() }
-        return outcome
     }
 }

@@ -81,13 +81,13 @@ final class DownloadSlot: Sendable {
 
     private struct State {
         var priority: Priority = .normal
-        var ticket: WorkLimiter.Ticket?
+        var ticket: WeightedSemaphore.Ticket?
     }
 
-    private let limiter: WorkLimiter
+    private let limiter: WeightedSemaphore
     private let state = Locked(State())
 
-    init(context: DataFetches.Context, limiter: WorkLimiter) {
+    init(context: DataFetches.Context, limiter: WeightedSemaphore) {
         self.limiter = limiter
         context.observePriority { [state] priority in
             state.withLock { state in
@@ -98,7 +98,7 @@ final class DownloadSlot: Sendable {
     }
 
     /// Joins the limiter's queue at the fetch's priority; the new ticket replaces the last one.
-    func enqueue(key: String) -> WorkLimiter.Ticket {
+    func enqueue(key: String) -> WeightedSemaphore.Ticket {
         state.withLock { state in
             let ticket = limiter.enqueue(key: key, priority: state.priority)
             state.ticket = ticket

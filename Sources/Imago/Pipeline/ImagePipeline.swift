@@ -26,7 +26,8 @@ public final class ImagePipeline: Sendable {
 
     let imageFetches = ImageFetches()
     let dataFetches = DataFetches()
-    let downloadLimiter: WorkLimiter
+    /// Downloads at once, in all and per host.
+    let downloadLimiter: WeightedSemaphore
     /// Disk reads and decodes; as many threads as decodes may run at once.
     let decodeThreads: PriorityThreadPool
     /// Partial downloads and explicit cache access; a service built on the
@@ -44,9 +45,9 @@ public final class ImagePipeline: Sendable {
     /// Creates a pipeline.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        downloadLimiter = WorkLimiter(
-            limit: configuration.maximumConcurrentDownloads,
-            perKeyLimit: configuration.maximumConcurrentDownloadsPerHost
+        downloadLimiter = WeightedSemaphore(
+            capacity: configuration.maximumConcurrentDownloads,
+            perKeyCapacity: configuration.maximumConcurrentDownloadsPerHost
         )
         decodeThreads = PriorityThreadPool(threads: configuration.maximumConcurrentDecodes, name: "imago-decode")
         diskThreads = PriorityThreadPool(threads: configuration.diskThreadCount, name: "imago-disk")

@@ -103,7 +103,7 @@ final class ResultCache: Sendable {
     /// `make`. A cancelled request leaves the work; the last one to leave
     /// cancels it.
     func shared(_ key: ResultKey, make: @escaping @Sendable () async throws(ServiceError) -> EncodedResult) async throws(ServiceError) -> EncodedResult {
-        let (outcome, _) = await inFlight.value(for: key, priority: .normal) { _ in
+        let outcome = await inFlight.value(for: key, priority: .normal) { _ in
             do throws(ServiceError) {
                 return .success(try await make())
             } catch {

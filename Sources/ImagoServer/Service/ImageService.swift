@@ -30,7 +30,9 @@ public final class ImageService: Sendable {
     let pipeline: ImagePipeline
     let admission: AdmissionControl
     let results: ResultCache
-    let decodeBudget: DecodeBudget
+    /// Bytes of decoded pixels in flight, estimated from each source's
+    /// header before its decode starts; a decode that does not fit waits.
+    let decodeMemory: WeightedSemaphore
 
     /// A service with its own pipeline: a guarded HTTP loader, a memory
     /// cache, and in `configuration.cacheFolder` a disk cache of the sources
@@ -72,7 +74,7 @@ public final class ImageService: Sendable {
         self.configuration = configuration
         self.pipeline = pipeline
         self.metrics = metrics
-        decodeBudget = DecodeBudget(bytes: configuration.decodeMemoryBudget)
+        decodeMemory = WeightedSemaphore(capacity: configuration.decodeMemoryBudget)
         results = ResultCache(
             costLimit: configuration.resultCacheSize, lifetime: configuration.resultLifetime, disk: resultsOnDisk, diskThreads: pipeline.diskThreads
         )
@@ -234,13 +236,10 @@ public final class ImageService: Sendable {
         // The pixels the decode will hold, from the header; the pixel limit's worth when the header is not read here.
         let decoding = ImageDecodingOptions(targetSize: request.targetSize, contentMode: request.contentMode)
         let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
-        let bytes = try await decodeBudget.withReservation(estimate) { () throws(ServiceError) in
-            do throws(ImagePipeline.Error) {
-                return try await pipeline.render(data, as: request, encodedWith: format.encoder(quality: options.quality))
-            } catch {
-                throw ServiceError(error)
-            }
-        }
+        guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: url.absoluteString) }
+        defer { decodeMemory.release(reservation) }
+        let bytes: Data
+        do { bytes = try await pipeline.render(data, as: request, encodedWith: format.encoder(quality: options.quality)) } catch { throw ServiceError(error) }
         return (bytes, ImageFormat(sniffing: bytes).mediaType)
     }
 

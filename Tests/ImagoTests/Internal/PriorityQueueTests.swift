@@ -26,9 +26,9 @@ struct PriorityQueueTests {
             queue.append(id, at: priority)
         }
 
-        mutating func next(accepting: (Int) -> Bool = { _ in true }) -> Int? {
+        mutating func next(decide: (Int) -> PriorityQueue<Int>.Decision = { _ in .take }) -> Int? {
             let current = current
-            guard let id = queue.removeFirst(isQueued: { current[$0] == $1 }, accepting: accepting) else { return nil }
+            guard let id = queue.removeFirst(isQueued: { current[$0] == $1 }, decide: decide) else { return nil }
             self.current[id] = nil
             return id
         }
@@ -64,12 +64,13 @@ struct PriorityQueueTests {
         #expect(owner.drain() == [3, 1, 2])
     }
 
-    @Test("items that left are skipped; items the caller cannot take keep their place")
+    @Test("items that left are skipped; items the caller skips keep their place; a stop takes nothing")
     func skipsAndRefusals() {
         var owner = Owner()
         for id in 1...6 { owner.add(id, id.isMultiple(of: 2) ? .high : .normal) }
         owner.current[2] = nil // left the queue (cancelled)
-        #expect(owner.next(accepting: { $0 != 4 }) == 6, "4 is refused, 6 behind it is taken")
+        #expect(owner.next(decide: { $0 == 4 ? .skip : .take }) == 6, "4 is skipped, 6 behind it is taken")
+        #expect(owner.next(decide: { $0 == 4 ? .stop : .take }) == nil, "4 holds the queue: nothing behind it, not even a lower level")
         #expect(owner.drain() == [4, 1, 3, 5])
     }
 
