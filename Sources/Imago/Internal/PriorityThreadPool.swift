@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 /// Threads for blocking work (disk reads, decoding) that take queued jobs
 /// highest priority first, first come first served within a priority.
@@ -17,6 +18,11 @@ package final class PriorityThreadPool: Sendable {
     package typealias Job = UInt64
 
     private let queue: JobQueue
+
+    /// The threads for blocking calls of components that no pipeline owns
+    /// (a loader's spilled bodies, a source guard's name lookups): a
+    /// few, since a lookup can block for seconds.
+    package static let blockingIO = PriorityThreadPool(threads: 8, name: "imago-io")
 
     /// Starts `threads` threads named `name`0, `name`1, ...
     package init(threads: Int, name: String) {
@@ -69,6 +75,13 @@ package final class PriorityThreadPool: Sendable {
 
     /// The priority of a queued job; `nil` once it has started or was cancelled.
     func priority(of job: Job) -> Priority? { queue.priority(of: job) }
+
+    /// Runs `body` on one of the threads; its result completes the future on `eventLoop`.
+    package func future<T: Sendable>(on eventLoop: any EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
+        let promise = eventLoop.makePromise(of: T.self)
+        submit(priority: .normal) { promise.completeWith(Result { try body() }) }
+        return promise.futureResult
+    }
 
     /// Runs `body` on one of the threads at `priority` and returns its result.
     package func run<T: Sendable>(priority: Priority = .normal, _ body: @escaping @Sendable () -> T) async -> T {

@@ -1,6 +1,5 @@
 import Foundation
 import NIOCore
-import NIOPosix
 
 #if canImport(Glibc)
 import Glibc
@@ -8,7 +7,7 @@ import Glibc
 
 /// Where a body of unknown length goes once it outgrows memory: a temporary
 /// file, unlinked as soon as it is created (a crash leaves nothing behind),
-/// written on NIO's blocking-I/O threads and mapped back read-only when the
+/// written on the blocking-I/O threads and mapped back read-only when the
 /// body is whole. A body sent without Content-Length then costs its size in
 /// disk, not in memory, until it is refused at the size limit or complete.
 final class SpillFile: Sendable {
@@ -23,9 +22,9 @@ final class SpillFile: Sendable {
 
     deinit { _ = Glibc.close(descriptor) }
 
-    /// Creates the file in `directory` and unlinks it, on NIO's blocking-I/O pool.
+    /// Creates the file in `directory` and unlinks it, on the blocking-I/O threads.
     static func create(in directory: String, on eventLoop: any EventLoop) -> EventLoopFuture<SpillFile> {
-        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+        PriorityThreadPool.blockingIO.future(on: eventLoop) {
             var template = Array((directory + "/imago-body-XXXXXX").utf8CString)
             let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
             let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -36,16 +35,16 @@ final class SpillFile: Sendable {
         }
     }
 
-    /// Writes `bytes` at `offset`, on NIO's blocking-I/O pool.
+    /// Writes `bytes` at `offset`, on the blocking-I/O threads.
     func write(_ bytes: ByteBuffer, at offset: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { [self] in
+        PriorityThreadPool.blockingIO.future(on: eventLoop) { [self] in
             try bytes.withUnsafeReadableBytes { try write($0, at: offset) }
         }
     }
 
-    /// Writes `bytes` at `offset`, on NIO's blocking-I/O pool.
+    /// Writes `bytes` at `offset`, on the blocking-I/O threads.
     func write(_ bytes: Data, at offset: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { [self] in
+        PriorityThreadPool.blockingIO.future(on: eventLoop) { [self] in
             try bytes.withUnsafeBytes { try write($0, at: offset) }
         }
     }

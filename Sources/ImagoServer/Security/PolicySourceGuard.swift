@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Imago
 #if canImport(Glibc)
@@ -33,11 +32,9 @@ public struct PolicySourceGuard: SourceGuard {
         return addresses[0].description
     }
 
-    /// The addresses `host` resolves to (getaddrinfo, off the cooperative threads).
+    /// The addresses `host` resolves to (getaddrinfo, on the blocking-I/O threads).
     static func resolve(_ host: String) async -> [IPAddress] {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: resolveBlocking(host)) }
-        }
+        await PriorityThreadPool.blockingIO.run { resolveBlocking(host) }
     }
 
     static func resolveBlocking(_ host: String) -> [IPAddress] {
