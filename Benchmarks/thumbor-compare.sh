@@ -104,9 +104,9 @@ server_pids=()   # the server of the round: its processes, for VmHWM and stoppin
 # last round's just before the next starts makes the next one pay for it on
 # an ext4 without a journal (as on the machines this was measured on): for a
 # minute or more, each new inode is allocated past every recently deleted
-# one, one check each. After a 1024x768 round (~4,700 files) that was 3.5%
-# of the next imago round's CPU time (perf, find_get_block_common and
-# recently_deleted); thumbor's cold rounds write no files.
+# one, one check each (in perf: find_get_block_common under
+# recently_deleted), which only imago would pay: thumbor's cold rounds write
+# no files.
 cleanup() {
     kill "${server_pids[@]}" $nginx_pid 2> /dev/null || true
     rm -rf "$work/caches"

@@ -26,8 +26,8 @@ swift build --package-path Fuzz --scratch-path Fuzz/.build-seeds --product fuzz-
 rm -rf "$work/seeds" "$work/artifacts" "$work/logs"
 Fuzz/.build-seeds/debug/fuzz-seeds "$work/seeds"
 
-# Optimised: pixel loops built -Onone under AddressSanitizer are 30x slower
-# and would time out on any large canvas.
+# Optimised: pixel loops built -Onone under AddressSanitizer are many times
+# slower and would time out on any large canvas.
 echo "== fuzz: build (release, -sanitize=fuzzer,address)"
 for format in "${formats[@]}"; do
   swift build --package-path Fuzz --scratch-path Fuzz/.build -c release \

@@ -54,6 +54,8 @@ echo "== imago serve under overload and hostile clients"
 # rate (only 200, 429 or 503), slow and non-reading clients; 15 s of load.
 scripts/overload.sh --duration 15
 
+scripts/check-systemd-unit.sh   # deploy/imago.service through systemd-analyze verify
+
 echo "== imago cache demo"
 output=$(swift run imago cache demo --count 300 --size-limit 4)
 echo "$output"

@@ -28,9 +28,9 @@ import Foundation
 // origins do. The cache folder is made under --cache-parent, by default
 // /dev/shm like the DiskCache benchmarks': on this VM's ext4, which has no
 // journal, creating a file among many deleted in the last minutes (a
-// compiler's /tmp, or an earlier run's cache) costs 0.3 to 0.9 ms in the
-// kernel's `recently_deleted` scan, a cost of the VM's file system, not of
-// imago (see docs/PERFORMANCE.md). The process prints what a DiskCache store
+// compiler's /tmp, or an earlier run's cache) is slowed by the kernel's
+// `recently_deleted` scan, a cost of the VM's file system, not of imago
+// (see docs/PERFORMANCE.md). The process prints what a DiskCache store
 // costs beside the cache. `--served-only` skips the bare loop, for
 // `perf record -p` of the server.
 @main

@@ -19,9 +19,9 @@ enum Thumbnail {
 struct PhotoSet: Sendable {
     /// The default texture (see `photoLikeImage`): flat shapes alone would
     /// compress about 20 times smaller than a photo and decode far faster.
-    /// At 72 a 4000x3000 photo is about 3.8 MB (2.5 bits a pixel) and bare
-    /// TurboJPEG decodes it at 1/8 about 22 times a second on the 2-core
-    /// machine the issue measured 23/s on, so its figures compare.
+    /// At 72 a 4000x3000 photo is about 3.8 MB (2.5 bits a pixel), and bare
+    /// TurboJPEG decodes it at 1/8 about as fast as the photos the goals
+    /// were set against, so the figures compare.
     static let defaultDetail = 72
 
     let width: Int

@@ -73,7 +73,7 @@ extension DiskCache {
 
     /// Evicts from the least recently used end while `shouldEvict` says so,
     /// in batches: the lock is released every `batchSize` removals so that a
-    /// long trim (50,000 unlinks take about 0.4 s) does not stall reads and stores.
+    /// long trim (tens of thousands of unlinks) does not stall reads and stores.
     private func evict(operation: DiskCacheError.Operation, while shouldEvict: (DiskIndex) -> Bool) throws(DiskCacheError) {
         let batchSize = 64
         var finished = false

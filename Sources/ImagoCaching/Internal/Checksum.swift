@@ -2,8 +2,8 @@ import Foundation
 
 /// XXH64 (Yann Collet's xxHash, 64-bit variant), written from the published
 /// algorithm description. Used to detect torn or corrupted cache files: it is
-/// several times faster than SHA-256 (a 20 KB entry costs about 2 µs) and is
-/// not meant to resist an adversary who can write to the cache folder.
+/// several times faster than SHA-256 and is not meant to resist an adversary
+/// who can write to the cache folder.
 package struct Checksum {
     private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
