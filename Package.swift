@@ -126,7 +126,8 @@ let package = Package(
         .testTarget(
             name: "ImagoServerTests",
             dependencies: [
-                "ImagoServer", "ImagoSandbox", "ImagoCodecFixtures", "ImageHost",
+                // ImageHost and ImagoCLI (the imago command): run as processes by the tests.
+                "ImagoServer", "ImagoSandbox", "ImagoCodecFixtures", "ImageHost", "ImagoCLI",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

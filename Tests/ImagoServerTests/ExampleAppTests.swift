@@ -17,8 +17,10 @@ struct ExampleAppTests {
         source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
         let folder = TemporaryDirectory()
         let signing = try URLSigning(hexKeys: "0a0b0c", hexSalts: "0d0e")
-        let app = try ExampleApp(arguments: ["--port", "0", "--cache", folder.path, "--allow-network", "127.0.0.2/32"],
-                                 environment: ["IMAGO_KEY": "0a0b0c", "IMAGO_SALT": "0d0e"])
+        let app = try ChildProcess(
+            "ImageHost", arguments: ["--port", "0", "--cache", folder.path, "--allow-network", "127.0.0.2/32"],
+            environment: ["IMAGO_KEY": "0a0b0c", "IMAGO_SALT": "0d0e"]
+        )
         defer { app.stop() }
         let base = try #require(URL(string: try await app.firstLine().replacingOccurrences(of: "listening on ", with: "")))
         let client = HTTPDataLoader()
@@ -47,53 +49,5 @@ struct ExampleAppTests {
         }
         try await client.shutdown()
         try await source.shutdown()
-    }
-}
-
-/// The ImageHost executable, built next to the tests, as a child process.
-final class ExampleApp: Sendable {
-    private let process: Process
-    private let output: Pipe
-
-    init(arguments: [String], environment: [String: String]) throws {
-        let folders = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent(),
-            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent(),
-            Bundle.main.bundleURL.deletingLastPathComponent(),
-        ]
-        let executable = try #require(
-            folders.map { $0.appendingPathComponent("ImageHost") }.first { FileManager.default.isExecutableFile(atPath: $0.path) },
-            "ImageHost was not built next to the tests"
-        )
-        process = Process()
-        output = Pipe()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = output
-        try process.run()
-    }
-
-    /// The first line the app prints (its address), read off a thread of its own.
-    func firstLine() async throws -> String {
-        let handle = output.fileHandleForReading
-        let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            Thread {
-                var bytes: [UInt8] = []
-                while true {
-                    let byte = handle.readData(ofLength: 1)
-                    guard let first = byte.first, first != UInt8(ascii: "\n") else { break }
-                    bytes.append(first)
-                }
-                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
-            }.start()
-        }
-        guard !line.isEmpty else { throw CocoaError(.fileReadCorruptFile) }
-        return line
-    }
-
-    func stop() {
-        process.terminate()
-        process.waitUntilExit()
     }
 }

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+/// An executable of this package, built next to the tests, run as a child
+/// process whose standard output the test reads.
+final class ChildProcess: Sendable {
+    private let process: Process
+    private let output: Pipe
+
+    /// Starts `name` (`ImageHost`, `imago`) with `arguments`, its
+    /// environment this process's plus `environment`.
+    init(_ name: String, arguments: [String], environment: [String: String] = [:]) throws {
+        let folders = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent(),
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+        ]
+        let executable = try #require(
+            folders.map { $0.appendingPathComponent(name) }.first { FileManager.default.isExecutableFile(atPath: $0.path) },
+            "\(name) was not built next to the tests"
+        )
+        process = Process()
+        output = Pipe()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The first line the process prints, read off a thread of its own.
+    func firstLine() async throws -> String {
+        let line = await read { handle in
+            var bytes: [UInt8] = []
+            while let byte = handle.readData(ofLength: 1).first, byte != UInt8(ascii: "\n") { bytes.append(byte) }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        guard !line.isEmpty else { throw CocoaError(.fileReadCorruptFile) }
+        return line
+    }
+
+    /// Everything the process prints until it exits, and its exit status.
+    func allOutput() async -> (String, Int32) {
+        let text = await read { String(decoding: $0.readDataToEndOfFile(), as: UTF8.self) }
+        process.waitUntilExit()
+        return (text, process.terminationStatus)
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    private func read(_ body: @escaping @Sendable (FileHandle) -> String) async -> String {
+        let handle = output.fileHandleForReading
+        return await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body(handle)) }.start()
+        }
+    }
+}
