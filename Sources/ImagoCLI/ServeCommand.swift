@@ -50,7 +50,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let (host, port) = try settings.address
         let demo = settings.demo
-        let app = ImageServer.application(
+        let app = ServeApplication.application(
             service: service, host: host, port: port, logger: logger, idleTimeout: settings.idleTimeout, writeTimeout: settings.writeTimeout
         ) { port in
             // One line on stdout that scripts wait for (the port may have been 0).
@@ -62,7 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
         // cancelled the rest.
         let stopped: Result<Void, any Error>
         do {
-            try await ImageServer.serviceGroup(app, drainTimeout: settings.drainTimeout, logger: logger).run()
+            try await ServeApplication.serviceGroup(app, drainTimeout: settings.drainTimeout, logger: logger).run()
             stopped = .success(())
         } catch {
             stopped = .failure(error)

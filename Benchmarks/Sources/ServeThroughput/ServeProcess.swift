@@ -28,18 +28,23 @@ enum ServeProcess {
             throw BenchmarkFailure(description: "the service did not open its cache folder under \(cacheParent)")
         }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = ImageServer.application(service: service, host: "127.0.0.1", port: 0, logger: logger) { portContinuation.yield($0) }
+        let app = ServeApplication.application(service: service, host: "127.0.0.1", port: 0, logger: logger) { portContinuation.yield($0) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { return }
 
         let sources = (0..<16).map { URLSigning.base64URL(Array(origin.url("/p\($0).jpg").absoluteString.utf8)) }
-        // Every source into the disk cache once (a box no round asks for).
+        // Every source into the disk cache once (a box no round asks for), over HTTP.
+        let client = HTTPDataLoader()
         for source in sources {
-            let response = await service.respond(to: ServiceRequest(path: "/unsafe/w:255/h:256/f:jpeg/q:80/\(source)"))
-            guard response.status == 200 else { throw BenchmarkFailure(description: "warm-up answered \(response.status)") }
+            do {
+                _ = try await client.loadData(for: DataRequest(url: URL(string: "http://127.0.0.1:\(port)/unsafe/w:255/h:256/f:jpeg/q:80/\(source)")!)) { _ in }
+            } catch {
+                throw BenchmarkFailure(description: "warm-up failed: \(error)")
+            }
         }
+        try await client.shutdown()
         let store = await onThread { storeCost(folder: folder + "-probe") }
         say("ready \(port) \(String(format: "%.0f", store * 1e6)) \(sources.joined(separator: " "))")
 

@@ -8,7 +8,7 @@ import NIOCore
 
 /// The image service: signed, cached, SSRF-guarded image URLs, as routes
 /// for any Hummingbird router. `imago serve` runs them behind its own
-/// middleware (``ImageServer``); a Swift server mounts them beside its
+/// middleware (``ServeApplication``); a Swift server mounts them beside its
 /// own routes:
 ///
 /// ```swift

@@ -50,7 +50,7 @@ struct LogLinesTests {
         let folder = TemporaryDirectory()
         let service = ImageServiceTests.service(in: folder, signedOnly: true)
         let lines = Lines()
-        let responder = ImageServer.router(service: service, logger: Self.logger(.logfmt, into: lines)).buildResponder()
+        let responder = ServeApplication.router(service: service, logger: Self.logger(.logfmt, into: lines)).buildResponder()
         let path = ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg"), signature: "sign")
         let signature = String(path.dropFirst().prefix { $0 != "/" })
         for (id, expected) in [("first", "miss"), ("second", "hit")] {

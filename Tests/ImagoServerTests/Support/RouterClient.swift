@@ -37,7 +37,7 @@ extension ImageService {
     /// into answers), without a socket.
     func respond(to request: ServiceRequest) async -> ServiceResponse {
         let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
-        let responder = ImageServer.router(service: self, logger: quiet).buildResponder()
+        let responder = ServeApplication.router(service: self, logger: quiet).buildResponder()
         let context = ImageRequestContext(source: .init(channel: NIOAsyncTestingChannel(), logger: quiet))
         let head = HTTPRequest(method: request.method, scheme: "http", authority: "localhost", path: request.path, headerFields: request.headers)
         let response: Response

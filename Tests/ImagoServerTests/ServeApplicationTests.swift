@@ -13,14 +13,14 @@ import Testing
 @testable import ImagoServer
 
 @Suite("imago serve over HTTP: HEAD, request ids, statuses on the wire")
-struct ImageServerHTTPTests {
+struct ServeApplicationTests {
     @Test("a real socket: HEAD keeps the length, a plain X-Request-ID is echoed, a malformed one replaced")
     func overHTTP() async throws {
         let source = try await TestImageServer.start(host: "127.0.0.2")
         source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
         let folder = TemporaryDirectory()
         let service = ImageServiceTests.service(in: folder)
-        let app = ImageServer.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
+        let app = ServeApplication.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
         let path = ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg"))
         try await app.test(.live) { client in
             let get = try await client.execute(uri: path, method: .get, headers: [.init("X-Request-ID")!: "abc-123"])
@@ -88,10 +88,10 @@ struct ImageServerHTTPTests {
         let folder = TemporaryDirectory()
         let service = ImageServiceTests.service(in: folder)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = ImageServer.application(
+        let app = ServeApplication.application(
             service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"), idleTimeout: .milliseconds(300)
         ) { portContinuation.yield($0) }
-        let group = ImageServer.serviceGroup(app, drainTimeout: .seconds(10), logger: Logger(label: "test"))
+        let group = ServeApplication.serviceGroup(app, drainTimeout: .seconds(10), logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
@@ -112,10 +112,10 @@ struct ImageServerHTTPTests {
         _ service: ImageService, source: TestImageServer, drainTimeout: Duration
     ) async throws -> (ServiceGroup, Task<Void, any Error>, Task<DataLoadingResponse, any Error>, HTTPDataLoader) {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = ImageServer.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test")) { port in
+        let app = ServeApplication.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test")) { port in
             portContinuation.yield(port)
         }
-        let group = ImageServer.serviceGroup(app, drainTimeout: drainTimeout, logger: Logger(label: "test"))
+        let group = ServeApplication.serviceGroup(app, drainTimeout: drainTimeout, logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())

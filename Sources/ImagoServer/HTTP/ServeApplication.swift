@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// ``serviceGroup(_:drainTimeout:logger:)``, which stops gracefully on
 /// SIGTERM or SIGINT: no new connections, the requests in flight answered,
 /// then exit.
-public enum ImageServer {
+public enum ServeApplication {
     /// The router `imago serve` answers with.
     public static func router(service: ImageService, logger: Logger) -> Router<ImageRequestContext> {
         let router = Router(context: ImageRequestContext.self)
