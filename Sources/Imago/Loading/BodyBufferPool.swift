@@ -4,9 +4,9 @@ import ImagoCaching
 /// Memory for response bodies of a known, large size, handed to the next
 /// body once the last `Data` made from it is gone.
 ///
-/// A body copied into fresh memory faults every page in on the event loop:
-/// for a 3 MB photo about 750 faults, 1.3% of a cold 4000x3000 thumbnail's
-/// CPU time. Memory an earlier body has touched costs none. The pool keeps
+/// A body copied into fresh memory faults every page in on the event loop,
+/// hundreds of faults for a photo. Memory an earlier body has touched
+/// costs none. The pool keeps
 /// at most `budget` bytes that no body uses; what does not fit is freed.
 final class BodyBufferPool: Sendable {
     /// One buffer lent out. It goes back to its pool when the collector that

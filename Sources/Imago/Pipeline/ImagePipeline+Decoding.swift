@@ -11,11 +11,9 @@ extension ImagePipeline {
     /// Hands the pages of freed buffers back to the system after a large
     /// image, at most once every ``freedMemoryInterval``. glibc raises its
     /// mmap threshold each time a large buffer is freed, so later downloads
-    /// and decode buffers come from its heaps, which keep their freed pages:
-    /// loading 1,000 4000x3000 JPEGs as thumbnails peaked 30-40 MB higher
-    /// without this. Not after every image: each page handed back is
-    /// faulted in again by the next download (1.5 ms of a 3 MB source's
-    /// 46 ms when the pages went back after every image).
+    /// and decode buffers come from its heaps, which keep their freed pages
+    /// and so raise the process's peak memory. Not after every image: each
+    /// page handed back is faulted in again by the next download.
     static func releaseFreedMemory(afterDecoding byteCount: Int) {
         #if canImport(Glibc)
         guard byteCount >= 1 << 20, let trim = mallocTrim else { return }
