@@ -129,7 +129,8 @@ public struct ServiceRequest: Sendable {
 
     /// The first header named `name`, case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { FieldName.matches($0.0, name) }?.1
+        // Lengths first: the names are parsed for a likely match only.
+        headers.first { $0.0.utf8.count == name.utf8.count && HTTPField.Name($0.0) == HTTPField.Name(name) }?.1
     }
 }
 
@@ -169,7 +170,8 @@ public struct ServiceResponse: Sendable {
 
     /// The first header named `name`, case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { FieldName.matches($0.0, name) }?.1
+        // Lengths first: the names are parsed for a likely match only.
+        headers.first { $0.0.utf8.count == name.utf8.count && HTTPField.Name($0.0) == HTTPField.Name(name) }?.1
     }
 
     /// A plain-text error, cacheable for `maxAge` seconds.

@@ -213,7 +213,7 @@ public final class ImageService: Sendable {
         // only tells versions of one URL apart, whose origin could change
         // them at will anyway, so XXH64 is enough (SHA-256 cost 4% of a
         // thumbnail's transformation).
-        let validator = source.header("ETag") ?? source.header("Last-Modified")
+        let validator = source.headers.first(.eTag) ?? source.headers.first(.lastModified)
             ?? "xxh64:" + String(source.data.withUnsafeBytes { Checksum.hash($0) }, radix: 16)
         let remaining = source.freshness.isStale ? 0 : SourceFreshness.remaining(source.headers)
         let maxAge = min(configuration.maxAge, remaining ?? configuration.maxAge)
@@ -225,7 +225,7 @@ public final class ImageService: Sendable {
             return renewed
         }
         try await ticket.transform()
-        let lastModified = source.header("Last-Modified")
+        let lastModified = source.headers.first(.lastModified)
         // Encoded and kept on the thread that decoded: one hand-off for the whole answer.
         let result = try await transform(source.data, of: url, options: options) { [self] image throws(ServiceError) in
             let resolved = format.resolved(hasAlpha: image.pixelFormat.hasAlpha)

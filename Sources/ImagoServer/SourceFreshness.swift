@@ -6,8 +6,8 @@ import Imago
 /// field and the time since its Date). `nil` when it states no lifetime;
 /// 0 under no-store or no-cache.
 enum SourceFreshness {
-    static func remaining(_ headers: [HTTPHeader], now: Date = Date()) -> Int? {
-        func values(_ name: String) -> [String] { headers.filter { FieldName.matches($0.name, name) }.map(\.value) }
+    static func remaining(_ headers: HTTPFields, now: Date = Date()) -> Int? {
+        func values(_ name: String) -> [String] { HTTPField.Name(name).map { headers[values: $0] } ?? [] }
         let cacheControl = CacheControl(values("Cache-Control"))
         if cacheControl.noStore || cacheControl.noCache { return 0 }
         let date = values("Date").first.flatMap(HTTPDate.parse)
