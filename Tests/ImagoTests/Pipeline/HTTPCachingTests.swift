@@ -32,9 +32,10 @@ final class VersionedImage: Sendable {
     func etag(_ version: Int) -> String { "\"v\(version)\"" }
 
     func respond(to request: TestImageServer.Request) -> TestImageServer.Response {
-        var (version, all, status) = state.withLock { ($0.version, $0.headers, $0.status) }
+        let (version, headers, status) = state.withLock { ($0.version, $0.headers, $0.status) }
         if let status { return .init(status: status) }
-        all[.eTag] = etag(version)
+        var all = headers
+        all.append(HTTPField(name: .eTag, value: etag(version)))
         if request.headers[.ifNoneMatch] == etag(version) {
             return .init(status: 304, headers: all)
         }
