@@ -64,6 +64,7 @@ let package = Package(
             dependencies: [
                 "ImagoCodecs",
                 "ImagoCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -3,3 +3,7 @@
 // network stack; `import Imago` brings them along.
 @_exported import ImagoCaching
 @_exported import ImagoCodecs
+// Request and response fields are swift-http-types' `HTTPFields`, as in
+// Hummingbird: an app names them (`[.accept: "image/webp"]`) without a
+// second import.
+@_exported import HTTPTypes

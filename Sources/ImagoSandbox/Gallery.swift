@@ -76,10 +76,10 @@ extension TestImageServer {
     /// type, a day's max-age and a strong ETag, as a CDN would.
     public func serve(_ gallery: Gallery) {
         for (index, item) in gallery.items.enumerated() {
-            let headers = [
-                ("Content-Type", item.format.mediaType),
-                ("Cache-Control", "max-age=86400"),
-                ("ETag", "\"\(index)-\(item.data.count)\""),
+            let headers: HTTPFields = [
+                .contentType: item.format.mediaType,
+                .cacheControl: "max-age=86400",
+                .eTag: "\"\(index)-\(item.data.count)\"",
             ]
             setRoute(item.path, .init(headers: headers, body: item.data))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Imago
 
 extension TestImageServer {
     /// What the server answers on a path, and how it misbehaves.
@@ -26,8 +27,8 @@ extension TestImageServer {
 
         /// The HTTP status code.
         public var status: Int
-        /// Response headers (Content-Length is added unless the behaviour omits it).
-        public var headers: [(String, String)]
+        /// Response fields (Content-Length is added unless the behaviour omits it).
+        public var headers: HTTPFields
         /// The body.
         public var body: Data
         /// How long to wait before sending the response head.
@@ -38,7 +39,7 @@ extension TestImageServer {
         /// Creates a response.
         public init(
             status: Int = 200,
-            headers: [(String, String)] = [],
+            headers: HTTPFields = [:],
             body: Data = Data(),
             delay: Duration = .zero,
             behaviour: Behaviour = .normal
@@ -53,8 +54,7 @@ extension TestImageServer {
         /// This response, or a 304 with its headers and no body if it is a
         /// 200 whose ETag the request's If-None-Match names.
         func answering(_ request: Request) -> Response {
-            guard status == 200, let etag = headers.first(where: { $0.0.caseInsensitiveCompare("ETag") == .orderedSame })?.1,
-                  let asked = request.header("If-None-Match"),
+            guard status == 200, let etag = headers.first(.eTag), let asked = request.headers.first(.ifNoneMatch),
                   asked.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" })
             else { return self }
             return Response(status: 304, headers: headers, delay: delay)
@@ -62,19 +62,19 @@ extension TestImageServer {
 
         /// A redirect to `location` (a path on this server or a full URL).
         public static func redirect(to location: String, status: Int = 302) -> Response {
-            Response(status: status, headers: [("Location", location)])
+            Response(status: status, headers: [.location: location])
         }
 
         /// `count` seeded random bytes served as if they were a JPEG.
         public static func garbage(count: Int, seed: UInt64 = 1) -> Response {
             var generator = SeededGenerator(seed: seed)
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            return Response(headers: [("Content-Type", "image/jpeg")], body: Data(bytes))
+            return Response(headers: [.contentType: "image/jpeg"], body: Data(bytes))
         }
 
         /// An HTML error page with status 200, as some servers send instead of an image.
         public static let htmlErrorPage = Response(
-            headers: [("Content-Type", "text/html")],
+            headers: [.contentType: "text/html"],
             body: Data("<!DOCTYPE html><html><body><h1>Something went wrong</h1></body></html>".utf8)
         )
     }
@@ -85,12 +85,7 @@ extension TestImageServer {
         public var method: String
         /// The path, with its query.
         public var uri: String
-        /// The request headers, in order.
-        public var headers: [(String, String)]
-
-        /// The value of the first header named `name` (case-insensitive).
-        public func header(_ name: String) -> String? {
-            headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
-        }
+        /// The request fields, in order.
+        public var headers: HTTPFields
     }
 }

@@ -78,7 +78,7 @@ public final class TestImageServer: Sendable {
 
     /// Serves `response` on `path` (the path without its query). Like an
     /// origin server, a 200 with an ETag answers a matching If-None-Match
-    /// with 304 Not Modified.
+    /// with 304 Not Modified. Paths without a route answer 404.
     public func setRoute(_ path: String, _ response: Response) {
         routes.state.withLock { $0.handlers[path] = { response.answering($0) } }
     }
@@ -86,11 +86,6 @@ public final class TestImageServer: Sendable {
     /// Answers requests on `path` with `handler`.
     public func setRoute(_ path: String, handler: @escaping Handler) {
         routes.state.withLock { $0.handlers[path] = handler }
-    }
-
-    /// Answers requests on paths without a route (default: 404).
-    public func setFallback(_ handler: @escaping Handler) {
-        routes.state.withLock { $0.fallback = handler }
     }
 
     /// The number of requests seen on `path`.
@@ -141,7 +136,6 @@ public final class TestImageServer: Sendable {
 final class Routes: Sendable {
     struct State {
         var handlers: [String: TestImageServer.Handler] = [:]
-        var fallback: TestImageServer.Handler = { _ in TestImageServer.Response(status: 404, body: Data("not found".utf8)) }
         var counts: [String: Int] = [:]
         var total = 0
         var connections = 0
@@ -163,10 +157,10 @@ final class Routes: Sendable {
             let count = state.counts[path, default: 0]
             let reached = state.waiters.filter { $0.path == path && $0.count <= count }.map(\.continuation)
             state.waiters.removeAll { $0.path == path && $0.count <= count }
-            return (state.handlers[path] ?? state.fallback, reached)
+            return (state.handlers[path], reached)
         }
         for waiter in reached { waiter.resume() }
-        return handler(request)
+        return handler?(request) ?? TestImageServer.Response(status: 404, body: Data("not found".utf8))
     }
 
     /// Runs `send` now, or keeps it for ``TestImageServer/releaseResponses()`` while responses are held.

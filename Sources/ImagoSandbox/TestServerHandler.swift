@@ -1,4 +1,5 @@
 import Foundation
+import Imago
 import NIOCore
 import NIOHTTP1
 
@@ -20,7 +21,7 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            request = TestImageServer.Request(method: head.method.rawValue, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) })
+            request = TestImageServer.Request(method: head.method.rawValue, uri: head.uri, headers: HTTPFields(head.headers))
             keepAlive = head.isKeepAlive
         case .body:
             break

@@ -46,7 +46,7 @@ struct DemoSiteTests {
         defer { withExtendedLifetime(folder) {} }
 
         let page = await service.respond(to: ServiceRequest(path: "/"))
-        #expect(page.status == 200 && page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(page.status == 200 && page.headers[.contentType] == "text/html; charset=utf-8")
         let html = String(decoding: page.body, as: UTF8.self)
         let sources = Self.values(of: "src", in: html)
         let sourceSets = Self.values(of: "srcset", in: html)
@@ -59,10 +59,10 @@ struct DemoSiteTests {
             let candidates = set.components(separatedBy: ", ")
             #expect(candidates.count == 2 && candidates[0] == oneX + " 1x" && candidates[1].hasSuffix(" 2x"))
             let twoX = String(candidates[1].dropLast(3))
-            let small = await service.respond(to: ServiceRequest(path: oneX, headers: [("Accept", chromeAccept)]))
-            let large = await service.respond(to: ServiceRequest(path: twoX, headers: [("Accept", "image/webp,*/*")]))
-            #expect(small.status == 200 && small.header("Content-Type") == "image/avif", "\(oneX)")
-            #expect(large.status == 200 && large.header("Content-Type") == "image/webp", "\(twoX)")
+            let small = await service.respond(to: ServiceRequest(path: oneX, headers: [.accept: chromeAccept]))
+            let large = await service.respond(to: ServiceRequest(path: twoX, headers: [.accept: "image/webp,*/*"]))
+            #expect(small.status == 200 && small.headers[.contentType] == "image/avif", "\(oneX)")
+            #expect(large.status == 200 && large.headers[.contentType] == "image/webp", "\(twoX)")
             let size = try ImageServiceTests.decoded(large).size
             let item = gallery.items[index]
             // 2x of a 256 px crop: 512 a side, or the source's own size when smaller (never enlarged).
@@ -85,9 +85,9 @@ struct DemoSiteTests {
         var types: Set<String> = []
         for variant in variants {
             #expect(!variant.hasPrefix("/unsafe/"))
-            let answer = await service.respond(to: ServiceRequest(path: variant, headers: [("Accept", "image/webp")]))
+            let answer = await service.respond(to: ServiceRequest(path: variant, headers: [.accept: "image/webp"]))
             #expect(answer.status == 200, "\(variant): \(String(decoding: answer.body, as: UTF8.self))")
-            types.insert(answer.header("Content-Type") ?? "")
+            types.insert(answer.headers[.contentType] ?? "")
         }
         #expect(types == ["image/jpeg", "image/png", "image/webp", "image/avif"])
         for missing in ["/demo/2", "/demo/-1", "/demo/x", "/demo/"] {

@@ -35,7 +35,7 @@ struct ExampleAppTests {
 
         // Then the page is the app's, and the thumbnail the service's
         #expect(String(decoding: page.data, as: UTF8.self).hasPrefix("An app with images at /images/"))
-        #expect(thumbnail.header("Content-Type") == "image/png")
+        #expect(thumbnail.headers[.contentType] == "image/png")
         let decoded = try ImagePipeline.decode(thumbnail.data, options: ImageDecodingOptions(), decoders: ImagePipeline.Configuration().decoders)
         #expect(decoded.size == ImageSize(width: 50, height: 38))
         #expect(source.requestCount("/photo.jpg") == 1)

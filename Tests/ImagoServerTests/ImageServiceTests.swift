@@ -32,7 +32,7 @@ struct ImageServiceTests {
         return try! ImageService(configuration: configuration)
     }
 
-    static let cacheable: [(String, String)] = [("Cache-Control", "max-age=3600")]
+    static let cacheable: HTTPFields = [.cacheControl: "max-age=3600"]
 
     static func path(_ options: String, _ source: URL, signature: String = "unsafe") -> String {
         let rest = "/" + (options.isEmpty ? "" : options + "/") + URLSigning.base64URL(Array(source.absoluteString.utf8))
@@ -66,10 +66,10 @@ struct ImageServiceTests {
             ("/photo.jpg", "w:100/f:jpeg", "image/webp", "image/jpeg", false),
         ]
         for (source, options, accept, type, varies) in cases {
-            let response = await service.respond(to: ServiceRequest(path: Self.path(options, server.url(source)), headers: [("Accept", accept)]))
+            let response = await service.respond(to: ServiceRequest(path: Self.path(options, server.url(source)), headers: [.accept: accept]))
             #expect(response.status == 200, "\(source) \(options): \(String(decoding: response.body, as: UTF8.self))")
-            #expect(response.header("Content-Type") == type, "\(source) \(options) \(accept)")
-            #expect((response.header("Vary") == "Accept") == varies)
+            #expect(response.headers[.contentType] == type, "\(source) \(options) \(accept)")
+            #expect((response.headers[.vary] == "Accept") == varies)
             let image = try Self.decoded(response)
             #expect(image.size == ImageSize(width: 100, height: 75))
             #expect(FormatFixtures.showsQuadrants(image, alpha: source == "/alpha.png", tolerance: 24))
@@ -192,7 +192,7 @@ struct ImageServiceTests {
         let endless = await small.respond(to: ServiceRequest(path: Self.path("w:10", server.url("/endless"))))
         #expect(endless.status == 413, "\(String(decoding: endless.body, as: UTF8.self))")
         // A gzip bomb: 16 KiB on the wire, 16 MiB inflated, refused as it inflates past the limit.
-        server.setRoute("/bomb", .init(headers: [("Content-Encoding", "gzip")], body: try gzipped(Data(count: 16 << 20))))
+        server.setRoute("/bomb", .init(headers: [.contentEncoding: "gzip"], body: try gzipped(Data(count: 16 << 20))))
         let bomb = await small.respond(to: ServiceRequest(path: Self.path("w:10", server.url("/bomb"))))
         #expect(bomb.status == 413, "\(String(decoding: bomb.body, as: UTF8.self))")
         for (path, status, says) in cases {
@@ -200,7 +200,7 @@ struct ImageServiceTests {
             let text = String(decoding: response.body, as: UTF8.self)
             #expect(response.status == status, "\(path): \(text)")
             #expect(text.contains(says), "\(path): \(text)")
-            #expect(response.header("Cache-Control") == "public, max-age=10")
+            #expect(response.headers[.cacheControl] == "public, max-age=10")
         }
         #expect(refused.connectionCount == 0)
         #expect(await service.respond(to: ServiceRequest(method: .post, path: "/health")).status == 405)
@@ -226,7 +226,7 @@ struct ImageServiceTests {
         /// Request `index` of `service` for the photo on `origin`, its status and Retry-After.
         func request(_ service: ImageService, _ index: Int, on origin: TestImageServer) async -> (Int, String?) {
             let response = await service.respond(to: ServiceRequest(path: Self.path("w:\(10 + index)", origin.url("/photo.jpg"))))
-            return (response.status, response.header("Retry-After"))
+            return (response.status, response.headers[.retryAfter])
         }
 
         // A queue of two, both downloading (their source held): the next two are refused at once.
@@ -284,7 +284,7 @@ struct ImageServiceTests {
         let unsigned = Self.path("w:64/f:webp", server.url("/photo.jpg"))
         server.holdResponses()
         let tags = await withTaskGroup(of: String?.self) { group in
-            for _ in 0..<8 { group.addTask { await service.respond(to: ServiceRequest(path: unsigned)).header("ETag") } }
+            for _ in 0..<8 { group.addTask { await service.respond(to: ServiceRequest(path: unsigned)).headers[.eTag] } }
             await server.waitForRequests("/photo.jpg", count: 1)
             server.releaseResponses()
             return await group.reduce(into: [String?]()) { $0.append($1) }
@@ -295,7 +295,7 @@ struct ImageServiceTests {
         // A signed URL for the same variant is a result-cache hit.
         let signed = Self.path("w:64/f:webp", server.url("/photo.jpg"), signature: "sign")
         let again = await service.respond(to: ServiceRequest(path: signed))
-        #expect(again.status == 200 && again.header("ETag") == tags[0])
+        #expect(again.status == 200 && again.headers[.eTag] == tags[0])
         let metrics = String(decoding: await service.respond(to: ServiceRequest(path: "/metrics")).body, as: UTF8.self)
         #expect(metrics.contains("imago_result_cache_hits_total 1"), "\(metrics)")
         #expect(service.results.count == 1, "asked for again, it is kept in memory too")
@@ -315,7 +315,7 @@ struct ImageServiceTests {
 
         let after = Self.service(in: folder)
         let second = await after.respond(to: ServiceRequest(path: path))
-        #expect(second.status == 200 && second.body == first.body && second.header("ETag") == first.header("ETag"))
+        #expect(second.status == 200 && second.body == first.body && second.headers[.eTag] == first.headers[.eTag])
         #expect(server.requestCount("/photo.jpg") == 1)
         let metrics = String(decoding: await after.respond(to: ServiceRequest(path: "/metrics")).body, as: UTF8.self)
         #expect(metrics.contains("imago_result_cache_hits_total 1"))
@@ -328,16 +328,16 @@ struct ImageServiceTests {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         let jpeg = try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))
         let modified = "Tue, 24 Nov 2026 08:00:00 GMT"
-        server.setRoute("/short.jpg", .init(headers: [("Cache-Control", "max-age=60"), ("Last-Modified", modified)], body: jpeg))
-        server.setRoute("/revalidated.jpg", .init(headers: [("Cache-Control", "no-cache"), ("ETag", "\"v1\"")], body: jpeg))
+        server.setRoute("/short.jpg", .init(headers: [.cacheControl: "max-age=60", .lastModified: modified], body: jpeg))
+        server.setRoute("/revalidated.jpg", .init(headers: [.cacheControl: "no-cache", .eTag: "\"v1\""], body: jpeg))
         let folder = TemporaryDirectory()
         let service = Self.service(in: folder)
 
         let short = await service.respond(to: ServiceRequest(path: Self.path("w:50/f:png", server.url("/short.jpg"))))
         #expect(short.status == 200)
-        let maxAge = try #require(short.header("Cache-Control")?.split(separator: "=").last.flatMap { Int($0) })
-        #expect((55...60).contains(maxAge), "\(String(describing: short.header("Cache-Control")))")
-        #expect(short.header("Last-Modified") == modified)
+        let maxAge = try #require(short.headers[.cacheControl]?.split(separator: "=").last.flatMap { Int($0) })
+        #expect((55...60).contains(maxAge), "\(String(describing: short.headers[.cacheControl]))")
+        #expect(short.headers[.lastModified] == modified)
 
         // no-cache: every request asks the source again (the second time in
         // full: a source is kept from its second fetch); its 304 keeps the answer.
@@ -346,10 +346,10 @@ struct ImageServiceTests {
         let second = await service.respond(to: ServiceRequest(path: path))
         let third = await service.respond(to: ServiceRequest(path: path))
         #expect(first.status == 200 && second.status == 200 && third.status == 200)
-        #expect(first.header("Cache-Control") == "public, max-age=0")
-        #expect(second.header("ETag") == first.header("ETag") && third.header("ETag") == first.header("ETag"))
+        #expect(first.headers[.cacheControl] == "public, max-age=0")
+        #expect(second.headers[.eTag] == first.headers[.eTag] && third.headers[.eTag] == first.headers[.eTag])
         #expect(server.requestCount("/revalidated.jpg") == 3)
-        #expect(server.lastRequest("/revalidated.jpg")?.header("If-None-Match") == "\"v1\"")
+        #expect(server.lastRequest("/revalidated.jpg")?.headers[.ifNoneMatch] == "\"v1\"")
         try await server.shutdown()
     }
 
@@ -364,19 +364,19 @@ struct ImageServiceTests {
         #expect(Self.resultCacheHits(service) == 0)
         let head = await service.respond(to: ServiceRequest(method: .head, path: path))
         #expect(head.status == 200 && head.body.isEmpty)
-        #expect(head.header("Content-Length") == String(get.body.count))
-        #expect(head.header("ETag") == get.header("ETag") && get.header("ETag") != nil)
-        let etag = try #require(get.header("ETag"))
-        let notModified = await service.respond(to: ServiceRequest(path: path, headers: [("If-None-Match", "\"other\", \(etag)")]))
+        #expect(head.headers[.contentLength] == String(get.body.count))
+        #expect(head.headers[.eTag] == get.headers[.eTag] && get.headers[.eTag] != nil)
+        let etag = try #require(get.headers[.eTag])
+        let notModified = await service.respond(to: ServiceRequest(path: path, headers: [.ifNoneMatch: "\"other\", \(etag)"]))
         #expect(notModified.status == 304 && notModified.body.isEmpty)
-        #expect(await service.respond(to: ServiceRequest(path: path, headers: [("If-None-Match", "\"other\"")])).status == 200)
+        #expect(await service.respond(to: ServiceRequest(path: path, headers: [.ifNoneMatch: "\"other\""])).status == 200)
         #expect(Self.resultCacheHits(service) == 3, "HEAD, the 304 and the 200 after it came from the result cache")
 
         // Requests that differ in any option or format get different bytes.
         var seen: [String: String] = [:]
         for options in ["w:50/f:webp", "w:51/f:webp", "w:50/f:png", "w:50/f:webp/gray", "w:50/f:webp/blur:2", "w:50/f:webp/r:5", "w:50/f:webp/q:40", "w:50/h:50/fit:crop/f:webp"] {
             let response = await service.respond(to: ServiceRequest(path: Self.path(options, server.url("/photo.jpg"))))
-            let tag = try #require(response.header("ETag"))
+            let tag = try #require(response.headers[.eTag])
             #expect(seen[tag] == nil, "\(options) shares bytes with \(seen[tag] ?? "")")
             seen[tag] = options
         }
@@ -388,23 +388,23 @@ struct ImageServiceTests {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         let modified = "Tue, 24 Nov 2026 08:00:00 GMT"
         server.setRoute("/dated.jpg", .init(
-            headers: Self.cacheable + [("Last-Modified", modified)], body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))
+            headers: [.cacheControl: "max-age=3600", .lastModified: modified], body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))
         ))
         server.setRoute("/undated.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 100, height: 80))))
         let folder = TemporaryDirectory()
         let service = Self.service(in: folder)
         let path = Self.path("w:50/f:png", server.url("/dated.jpg"))
-        func status(_ headers: [(String, String)], _ path: String = path) async -> Int {
+        func status(_ headers: HTTPFields, _ path: String = path) async -> Int {
             await service.respond(to: ServiceRequest(path: path, headers: headers)).status
         }
-        #expect(await status([("If-Modified-Since", modified)]) == 304)
-        #expect(await status([("If-Modified-Since", "Wed, 25 Nov 2026 08:00:00 GMT")]) == 304)
-        #expect(await status([("If-Modified-Since", "Mon, 23 Nov 2026 08:00:00 GMT")]) == 200)
-        #expect(await status([("If-Modified-Since", "not a date")]) == 200)
+        #expect(await status([.ifModifiedSince: modified]) == 304)
+        #expect(await status([.ifModifiedSince: "Wed, 25 Nov 2026 08:00:00 GMT"]) == 304)
+        #expect(await status([.ifModifiedSince: "Mon, 23 Nov 2026 08:00:00 GMT"]) == 200)
+        #expect(await status([.ifModifiedSince: "not a date"]) == 200)
         // If-None-Match wins (RFC 9110 §13.1.3): a stale tag is a full answer whatever the date says.
-        #expect(await status([("If-None-Match", "\"old\""), ("If-Modified-Since", modified)]) == 200)
+        #expect(await status([.ifNoneMatch: "\"old\"", .ifModifiedSince: modified]) == 200)
         // A source without Last-Modified gives no date to compare.
-        #expect(await status([("If-Modified-Since", modified)], Self.path("w:50/f:png", server.url("/undated.jpg"))) == 200)
+        #expect(await status([.ifModifiedSince: modified], Self.path("w:50/f:png", server.url("/undated.jpg"))) == 200)
         try await server.shutdown()
     }
 

@@ -89,7 +89,7 @@ struct SourceGuardTests {
         let url = URL(string: "http://localhost:\(allowed.port)/a.png")!
         let loaded = try await loader.loadData(for: DataRequest(url: url)) { _ in }
         #expect(loaded.data == Self.png)
-        #expect(allowed.lastRequest("/a.png")?.header("Host") == "localhost:\(allowed.port)")
+        #expect(allowed.lastRequest("/a.png")?.headers[HTTPField.Name("Host")!] == "localhost:\(allowed.port)")
         try await allowed.shutdown()
     }
 

@@ -94,19 +94,19 @@ final class Cursor: Sendable {
 /// If-None-Match with 304 as an origin server does, and counts the 304s.
 final class ValidatingRoute: Sendable {
     private let jpeg: Data
-    private let headers: [(String, String)]
+    private let headers: HTTPFields
     private let notModified = Atomic<Int>(0)
 
     init(jpeg: Data, cacheControl: String) {
         self.jpeg = jpeg
-        headers = [("Content-Type", "image/jpeg"), ("Cache-Control", cacheControl), ("ETag", etag)]
+        headers = [.contentType: "image/jpeg", .cacheControl: cacheControl, .eTag: etag]
     }
 
     /// The 304s sent so far.
     var notModifiedCount: Int { notModified.load(ordering: .relaxed) }
 
     func respond(to request: TestImageServer.Request) -> TestImageServer.Response {
-        guard request.header("If-None-Match") == etag else { return .init(headers: headers, body: jpeg) }
+        guard request.headers[.ifNoneMatch] == etag else { return .init(headers: headers, body: jpeg) }
         notModified.add(1, ordering: .relaxed)
         return .init(status: 304, headers: headers)
     }

@@ -24,7 +24,7 @@ struct InstantLoader: DataLoading {
     var data: Data
     func loadData(for request: DataRequest, progress: @escaping @Sendable (DownloadProgress) -> Void) async throws(DataLoadingError) -> DataLoadingResponse {
         progress(DownloadProgress(completed: Int64(data.count), expected: Int64(data.count)))
-        return DataLoadingResponse(data: data, statusCode: 200, headers: [HTTPHeader("Cache-Control", "max-age=3600")], url: request.url)
+        return DataLoadingResponse(data: data, statusCode: 200, headers: [.cacheControl: "max-age=3600"], url: request.url)
     }
 }
 

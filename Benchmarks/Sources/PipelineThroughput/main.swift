@@ -33,7 +33,7 @@ import NIOCore
 let jpeg = try photoLikeJPEG()
 let server = try await TestImageServer.start(threads: 1)
 // Fresh for an hour, so that the disk-hit pass reads the disk only.
-for index in 0..<count { server.setRoute("/img/\(index).jpg", .init(headers: [("Cache-Control", "max-age=3600")], body: jpeg)) }
+for index in 0..<count { server.setRoute("/img/\(index).jpg", .init(headers: [.cacheControl: "max-age=3600"], body: jpeg)) }
 var clientConfiguration = HTTPClient.Configuration()
 clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)
 let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)

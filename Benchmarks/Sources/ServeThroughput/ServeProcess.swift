@@ -17,8 +17,8 @@ enum ServeProcess {
         let origin = try await TestImageServer.start(host: "127.0.0.2")
         for (index, photo) in photos.enumerated() {
             // With validators, as most origins send them (S3, nginx): the service need not hash the source.
-            let validator = validators ? [("ETag", "\"photo-\(index)\""), ("Last-Modified", "Tue, 24 Nov 2026 08:00:00 GMT")] : []
-            origin.setRoute("/p\(index).jpg", .init(headers: [("Cache-Control", "max-age=3600")] + validator, body: photo))
+            let validator: HTTPFields = validators ? [.eTag: "\"photo-\(index)\"", .lastModified: "Tue, 24 Nov 2026 08:00:00 GMT"] : [:]
+            origin.setRoute("/p\(index).jpg", .init(headers: [.cacheControl: "max-age=3600"] + validator, body: photo))
         }
         let folder = cacheParent + "/imago-serve-bench-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }

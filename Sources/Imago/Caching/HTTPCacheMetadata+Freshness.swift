@@ -44,7 +44,7 @@ extension HTTPCacheMetadata {
     /// time since Last-Modified) are capped at `maximumHeuristicLifetime`.
     func freshness(at now: Date, maximumHeuristicLifetime: Double) -> HTTPFreshness {
         let cacheControl = cacheControl
-        let date = first("date").flatMap(HTTPDate.parse) ?? responseTime
+        let date = headers.first(.date).flatMap(HTTPDate.parse) ?? responseTime
         return HTTPFreshness(
             lifetime: lifetime(cacheControl, date: date, maximumHeuristicLifetime: maximumHeuristicLifetime),
             age: age(date: date, now: now),
@@ -56,7 +56,7 @@ extension HTTPCacheMetadata {
     /// means already expired), else the heuristic, else zero.
     private func lifetime(_ cacheControl: CacheControl, date: Date, maximumHeuristicLifetime: Double) -> Double {
         if let maxAge = cacheControl.maxAge { return Double(maxAge) }
-        if let expires = first("expires") {
+        if let expires = headers.first(.expires) {
             guard let expiry = HTTPDate.parse(expires) else { return 0 }
             return max(0, expiry.timeIntervalSince(date))
         }
@@ -70,7 +70,7 @@ extension HTTPCacheMetadata {
     /// corrected by the response delay, plus the time spent in this cache.
     private func age(date: Date, now: Date) -> Double {
         let apparentAge = max(0, responseTime.timeIntervalSince(date))
-        let ageValue = first("age").flatMap { Double($0.trimmingASCIISpaces()) }.map { max(0, $0) } ?? 0
+        let ageValue = headers.first(.age).flatMap { Double($0.trimmingASCIISpaces()) }.map { max(0, $0) } ?? 0
         let responseDelay = responseTime.timeIntervalSince(requestTime)
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
         return correctedInitialAge + max(0, now.timeIntervalSince(responseTime))

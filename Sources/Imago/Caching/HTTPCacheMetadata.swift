@@ -7,71 +7,60 @@ import Foundation
 struct HTTPCacheMetadata: Sendable, Equatable {
     /// The response fields kept (RFC 9111 §3 asks for the whole header; these
     /// are the ones a private image cache reads back).
-    static let storedFields: Set<String> = ["date", "age", "cache-control", "expires", "etag", "last-modified", "vary", "content-type"]
+    static let storedFields: Set<HTTPField.Name> = [.date, .age, .cacheControl, .expires, .eTag, .lastModified, .vary, .contentType]
 
     /// When the request was sent and the response received (RFC 9111 §4.2.3).
     var requestTime: Date
     var responseTime: Date
-    /// The kept response fields, names lowercased, in the order received.
-    var headers: [HTTPHeader]
+    /// The kept response fields, in the order received (stored with names lowercased).
+    var headers: HTTPFields
     /// The request's values of the fields named by Vary (absent fields left out).
-    var varyingRequestHeaders: [HTTPHeader]
+    var varyingRequestHeaders: HTTPFields
 
-    init(responseHeaders: [HTTPHeader], requestHeaders: [HTTPHeader], requestTime: Date, responseTime: Date) {
+    init(responseHeaders: HTTPFields, requestHeaders: HTTPFields, requestTime: Date, responseTime: Date) {
         self.requestTime = requestTime
         self.responseTime = max(responseTime, requestTime)
-        headers = responseHeaders.compactMap { header in
-            let name = header.name.lowercased()
-            return Self.storedFields.contains(name) ? HTTPHeader(name, header.value) : nil
-        }
+        headers = responseHeaders.filter { Self.storedFields.contains($0.name) }
         // Set first: `varyFields` reads `self`, so every property needs a value.
-        varyingRequestHeaders = []
-        varyingRequestHeaders = varyFields.compactMap { name in
-            Self.first(name, in: requestHeaders).map { HTTPHeader(name, $0) }
-        }
+        varyingRequestHeaders = [:]
+        varyingRequestHeaders = HTTPFields(varyFields.compactMap { name in
+            Self.first(name, in: requestHeaders).map { HTTPField(name: name, value: $0) }
+        })
     }
 
     // MARK: Fields
 
-    func values(_ name: String) -> [String] {
-        headers.filter { $0.name == name }.map(\.value)
-    }
+    var cacheControl: CacheControl { CacheControl(headers[values: .cacheControl]) }
+    var etag: String? { headers.first(.eTag) }
+    var lastModified: String? { headers.first(.lastModified) }
 
-    func first(_ name: String) -> String? {
-        headers.first { $0.name == name }?.value
-    }
-
-    var cacheControl: CacheControl { CacheControl(values("cache-control")) }
-    var etag: String? { first("etag") }
-    var lastModified: String? { first("last-modified") }
-
-    /// The request fields named by Vary, lowercased; `*` if the response varies on anything.
-    var varyFields: [String] {
-        values("vary").flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIISpaces().lowercased() }.filter { !$0.isEmpty }
+    /// The request fields named by Vary; `*` if the response varies on anything.
+    var varyFields: [HTTPField.Name] {
+        headers[values: .vary].flatMap { $0.split(separator: ",") }.compactMap { HTTPField.Name(String($0.trimmingASCIISpaces())) }
     }
 
     /// Whether a request with `requestHeaders` may be answered by this entry
     /// (RFC 9111 §4.1): every field the response varies on has the value it
     /// had in the stored exchange, absent fields matching absent ones.
-    func matchesVary(_ requestHeaders: [HTTPHeader]) -> Bool {
+    func matchesVary(_ requestHeaders: HTTPFields) -> Bool {
         varyFields.allSatisfy { name in
-            name != "*" && Self.first(name, in: requestHeaders) == varyingRequestHeaders.first { $0.name == name }?.value
+            !name.isAnyField && Self.first(name, in: requestHeaders) == varyingRequestHeaders.first(name)
         }
     }
 
     /// Whether the response may be stored by a private cache (RFC 9111 §3):
     /// a final 200 or 203, no `no-store` in the response or the request, and
     /// not `Vary: *`.
-    func isStorable(statusCode: Int, requestHeaders: [HTTPHeader]) -> Bool {
-        let requestDirectives = CacheControl(requestHeaders.filter { $0.name.lowercased() == "cache-control" }.map(\.value))
+    func isStorable(statusCode: Int, requestHeaders: HTTPFields) -> Bool {
+        let requestDirectives = CacheControl(requestHeaders[values: .cacheControl])
         return (statusCode == 200 || statusCode == 203) && !requestDirectives.noStore
-            && !cacheControl.noStore && !varyFields.contains("*")
+            && !cacheControl.noStore && !varyFields.contains(where: \.isAnyField)
     }
 
     /// The entry after a 304 (RFC 9111 §4.3.4): the new exchange's times, and
     /// each kept field the 304 carries replaces the stored ones of that name.
-    func updated(with notModified: [HTTPHeader], requestTime: Date, responseTime: Date) -> HTTPCacheMetadata {
-        let fresh = HTTPCacheMetadata(responseHeaders: notModified, requestHeaders: [], requestTime: requestTime, responseTime: responseTime)
+    func updated(with notModified: HTTPFields, requestTime: Date, responseTime: Date) -> HTTPCacheMetadata {
+        let fresh = HTTPCacheMetadata(responseHeaders: notModified, requestHeaders: [:], requestTime: requestTime, responseTime: responseTime)
         let replaced = Set(fresh.headers.map(\.name))
         var updated = self
         updated.requestTime = fresh.requestTime
@@ -80,9 +69,14 @@ struct HTTPCacheMetadata: Sendable, Equatable {
         return updated
     }
 
-    private static func first(_ name: String, in headers: [HTTPHeader]) -> String? {
-        headers.value(of: name)?.trimmingASCIISpaces().description
+    private static func first(_ name: HTTPField.Name, in headers: HTTPFields) -> String? {
+        headers.first(name)?.trimmingASCIISpaces().description
     }
+}
+
+extension HTTPField.Name {
+    /// Whether this is Vary's `*`: the response varies on more than request fields.
+    fileprivate var isAnyField: Bool { canonicalName == "*" }
 }
 
 // MARK: Encoding
@@ -90,15 +84,17 @@ struct HTTPCacheMetadata: Sendable, Equatable {
 extension HTTPCacheMetadata {
     private static let magic: [UInt8] = [0x49, 0x48, 0x01] // "IH", version 1
 
-    /// A compact binary form: magic, two times, then length-prefixed fields.
+    /// A compact binary form: magic, two times, then length-prefixed fields,
+    /// names lowercased.
     func encoded() -> Data {
         var bytes = Self.magic
-        func append(_ fields: [HTTPHeader]) {
-            let kept = fields.filter { $0.name.utf8.count <= UInt16.max && $0.value.utf8.count <= UInt16.max }.prefix(Int(UInt16.max))
+        func append(_ fields: HTTPFields) {
+            let kept = fields.filter { $0.name.canonicalName.utf8.count <= UInt16.max && $0.value.utf8.count <= UInt16.max }
+                .prefix(Int(UInt16.max))
             bytes.appendLittleEndian(UInt16(kept.count))
             for field in kept {
-                bytes.appendLittleEndian(UInt16(field.name.utf8.count))
-                bytes.append(contentsOf: field.name.utf8)
+                bytes.appendLittleEndian(UInt16(field.name.canonicalName.utf8.count))
+                bytes.append(contentsOf: field.name.canonicalName.utf8)
                 bytes.appendLittleEndian(UInt16(field.value.utf8.count))
                 bytes.append(contentsOf: field.value.utf8)
             }
@@ -133,12 +129,16 @@ extension ByteReader {
         return String(validating: slice, as: UTF8.self)
     }
 
-    mutating func fields() -> [HTTPHeader]? {
-        guard let count = integer(UInt16.self) else { return nil }
-        var fields: [HTTPHeader] = []
+    /// Fields as ``HTTPCacheMetadata/encoded()`` writes them; `nil` if one
+    /// is cut short or names no HTTP field, or there are more than
+    /// `HTTPFields` holds.
+    mutating func fields() -> HTTPFields? {
+        guard let count = integer(UInt16.self), Int(count) <= HTTPFields.capacityLimit else { return nil }
+        var fields = HTTPFields()
+        fields.reserveCapacity(Int(count))
         for _ in 0..<count {
-            guard let name = string(), let value = string() else { return nil }
-            fields.append(HTTPHeader(name, value))
+            guard let name = string().flatMap({ HTTPField.Name($0) }), let value = string() else { return nil }
+            fields.append(HTTPField(name: name, value: value))
         }
         return fields
     }

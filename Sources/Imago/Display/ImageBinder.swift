@@ -72,7 +72,9 @@ public final class ImageBinder {
         }
     }
 
-    /// Cancels `display`'s load, if any, and forgets it.
+    /// Cancels `display`'s load, if any, and forgets it; what the display
+    /// shows is left as it is. For a display about to be reused or leaving
+    /// the screen.
     public func unbind(_ display: any ImageDisplaying) {
         bindings.removeValue(forKey: ObjectIdentifier(display))?.task.cancel()
     }

@@ -18,31 +18,17 @@ public protocol DataLoading: Sendable {
     ) async throws(DataLoadingError) -> DataLoadingResponse
 }
 
-/// One download: a URL and the HTTP headers to send with it.
+/// One download: a URL and the HTTP fields to send with it.
 public struct DataRequest: Sendable, Hashable {
     /// The URL to load.
     public var url: URL
-    /// Extra request headers, in order.
-    public var headers: [HTTPHeader]
+    /// Extra request fields, in order.
+    public var headers: HTTPFields
 
     /// Creates a data request.
-    public init(url: URL, headers: [HTTPHeader] = []) {
+    public init(url: URL, headers: HTTPFields = [:]) {
         self.url = url
         self.headers = headers
-    }
-}
-
-/// One HTTP header field.
-public struct HTTPHeader: Sendable, Hashable {
-    /// The field name, as sent or received.
-    public var name: String
-    /// The field value.
-    public var value: String
-
-    /// Creates a header field.
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
     }
 }
 
@@ -52,22 +38,17 @@ public struct DataLoadingResponse: Sendable {
     public var data: Data
     /// The HTTP status code (2xx, or 304 for a conditional request; 206 for a range).
     public var statusCode: Int
-    /// The response headers, in order.
-    public var headers: [HTTPHeader]
+    /// The response fields, in order.
+    public var headers: HTTPFields
     /// The URL the body came from, after redirects.
     public var url: URL
 
     /// Creates a response.
-    public init(data: Data, statusCode: Int = 200, headers: [HTTPHeader] = [], url: URL) {
+    public init(data: Data, statusCode: Int = 200, headers: HTTPFields = [:], url: URL) {
         self.data = data
         self.statusCode = statusCode
         self.headers = headers
         self.url = url
-    }
-
-    /// The value of the first header named `name` (case-insensitive).
-    public func header(_ name: String) -> String? {
-        headers.value(of: name)
     }
 }
 
@@ -164,12 +145,5 @@ public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
         }
         if let underlying { return "\(what) loading \(url.absoluteString): \(underlying)" }
         return "\(what) loading \(url.absoluteString)"
-    }
-}
-
-extension [HTTPHeader] {
-    /// The value of the first field named `name` (case-insensitive).
-    func value(of name: String) -> String? {
-        first { FieldName.matches($0.name, name) }?.value
     }
 }

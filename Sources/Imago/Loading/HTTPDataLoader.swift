@@ -110,7 +110,7 @@ public final class HTTPDataLoader: DataLoading {
                 try await run(client, httpRequest(hop, headers), into: received, deadline: deadline)
                 guard let next = try redirect(from: received) else { return try answer(from: received) }
                 if next.scheme != hop.scheme || next.host != hop.host || next.port != hop.port {
-                    headers.removeAll { ["authorization", "cookie", "proxy-authorization"].contains($0.name.lowercased()) }
+                    headers.removeAll { [.authorization, .cookie, .proxyAuthorization].contains($0.name) }
                 }
                 hop = next
             }
@@ -122,9 +122,8 @@ public final class HTTPDataLoader: DataLoading {
         }
     }
 
-    private func httpRequest(_ url: URL, _ headers: [HTTPHeader]) throws -> HTTPClient.Request {
-        var fields = HTTPHeaders()
-        for header in headers { fields.add(name: header.name, value: header.value) }
+    private func httpRequest(_ url: URL, _ headers: HTTPFields) throws -> HTTPClient.Request {
+        var fields = HTTPHeaders(headers)
         if !fields.contains(name: "User-Agent") {
             fields.add(name: "User-Agent", value: configuration.userAgent)
         }

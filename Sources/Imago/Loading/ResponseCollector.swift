@@ -87,7 +87,7 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
         }
         return DataLoadingResponse(
             data: try received.spill?.mapped(count: received.count) ?? received.bytes,
-            statusCode: Int(head.status.code), headers: head.headers.map { HTTPHeader($0.name, $0.value) }, url: received.url
+            statusCode: Int(head.status.code), headers: HTTPFields(head.headers), url: received.url
         )
     }
 
@@ -103,7 +103,7 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
         } else {
             data = received.bytes
         }
-        return DataLoadingResponse(data: data, statusCode: Int(head.status.code), headers: head.headers.map { HTTPHeader($0.name, $0.value) }, url: received.url)
+        return DataLoadingResponse(data: data, statusCode: Int(head.status.code), headers: HTTPFields(head.headers), url: received.url)
     }
 
     // MARK: HTTPClientResponseDelegate

@@ -63,7 +63,7 @@ struct DownloadAttempts {
     }
 
     /// The Range and If-Range fields the current attempt sends.
-    var rangeHeaders: [HTTPHeader] { partial?.rangeHeaders ?? [] }
+    var rangeHeaders: HTTPFields { partial?.rangeHeaders ?? [:] }
 
     /// The attempt's response arrived (2xx or 304). `generator` draws the
     /// backoff's jitter (injected, so that tests choose it).
@@ -79,7 +79,7 @@ struct DownloadAttempts {
             state = .finished
             return Step(next: .finish(whole), partial: change)
         }
-        let mismatch = DataLoadingError(.network, url: response.url, underlying: MismatchedRange(contentRange: response.header("Content-Range")))
+        let mismatch = DataLoadingError(.network, url: response.url, underlying: MismatchedRange(contentRange: response.headers.first(.contentRange)))
         return Step(next: decide(after: mismatch, restart: false, using: &generator), partial: change)
     }
 

@@ -58,7 +58,7 @@ extension ImagePipeline {
             case .skip: return .miss
             case .revalidate(let entry): return .stale(entry)
             case .serve(let freshness):
-                let headers = HTTPCacheMetadata(decoding: cached.metadata)?.headers ?? []
+                let headers = HTTPCacheMetadata(decoding: cached.metadata)?.headers ?? [:]
                 return .served(DataResponse(data: cached.data, headers: headers, request: request, source: .disk, freshness: freshness))
             }
         }

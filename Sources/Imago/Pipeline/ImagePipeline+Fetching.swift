@@ -13,7 +13,7 @@ typealias DataFetches = CoalescingPool<DataFetchKey, FetchedData, ImagePipeline.
 struct FetchedData: Sendable {
     var data: Data
     /// The response fields (for stored bytes, the ones kept with them).
-    var headers: [HTTPHeader] = []
+    var headers: HTTPFields = [:]
     var download: Duration
     /// `.network` for a download, `.disk` for stored bytes.
     var source: ImageResponse.Source = .network
@@ -242,7 +242,7 @@ extension ImagePipeline {
             }
         }
         let rules = cacheRules
-        let dataRequest = DataRequest(url: url, headers: request.headers + (stale.map(rules.validators(for:)) ?? []))
+        let dataRequest = DataRequest(url: url, headers: request.headers + (stale.map(rules.validators(for:)) ?? [:]))
         let requestTime = rules.now()
         let resumable = stale == nil && request.cachePolicy.write.contains(.disk)
         // A stale copy that may stand in for a failure does so at once, not after the retries.
@@ -268,7 +268,7 @@ extension ImagePipeline {
             guard let stale, error.isTemporary, rules.allowsStaleOnError(stale) else { return .failure(error) }
             logger.info("serving a stale cached copy", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
             return .success(FetchedData(
-                data: stale.data, headers: stale.metadata?.headers ?? [], download: download, source: .disk,
+                data: stale.data, headers: stale.metadata?.headers ?? [:], download: download, source: .disk,
                 freshness: .stale(.networkFailed(error))
             ))
         }

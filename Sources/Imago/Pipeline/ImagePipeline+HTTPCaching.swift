@@ -54,16 +54,16 @@ struct CacheRules: Sendable {
     }
 
     /// The conditional-request fields for an entry (RFC 9110 §13.1).
-    func validators(for entry: StoredEntry) -> [HTTPHeader] {
-        var headers: [HTTPHeader] = []
-        if let etag = entry.metadata?.etag { headers.append(HTTPHeader("If-None-Match", etag)) }
-        if let lastModified = entry.metadata?.lastModified { headers.append(HTTPHeader("If-Modified-Since", lastModified)) }
+    func validators(for entry: StoredEntry) -> HTTPFields {
+        var headers = HTTPFields()
+        if let etag = entry.metadata?.etag { headers.append(HTTPField(name: .ifNoneMatch, value: etag)) }
+        if let lastModified = entry.metadata?.lastModified { headers.append(HTTPField(name: .ifModifiedSince, value: lastModified)) }
         return headers
     }
 
     /// The metadata to store with a downloaded body; `nil` if the response
     /// must not be stored.
-    func metadata(for response: DataLoadingResponse, requestHeaders: [HTTPHeader], requestTime: Date) -> Data? {
+    func metadata(for response: DataLoadingResponse, requestHeaders: HTTPFields, requestTime: Date) -> Data? {
         let metadata = HTTPCacheMetadata(
             responseHeaders: response.headers, requestHeaders: requestHeaders, requestTime: requestTime, responseTime: now()
         )
@@ -73,7 +73,7 @@ struct CacheRules: Sendable {
     }
 
     /// The entry's metadata after the server confirmed it with a 304.
-    func refreshed(_ entry: StoredEntry, with response: DataLoadingResponse, requestHeaders: [HTTPHeader], requestTime: Date) -> Data {
+    func refreshed(_ entry: StoredEntry, with response: DataLoadingResponse, requestHeaders: HTTPFields, requestTime: Date) -> Data {
         let responseTime = now()
         guard let metadata = entry.metadata else {
             return HTTPCacheMetadata(

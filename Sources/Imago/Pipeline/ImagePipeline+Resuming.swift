@@ -20,7 +20,7 @@ struct PartialDownload: Sendable, Equatable {
             guard let validator = Self.validator(response.headers) else { return nil }
             self.init(data: response.data, validator: validator)
         case 206:
-            guard let previous, let range = ContentRange(response.header("Content-Range")),
+            guard let previous, let range = ContentRange(response.headers.first(.contentRange)),
                   range.start == previous.data.count else { return nil }
             self.init(data: previous.data + response.data, validator: previous.validator)
         default:
@@ -35,20 +35,20 @@ struct PartialDownload: Sendable, Equatable {
     }
 
     /// A strong ETag, else Last-Modified (RFC 9110 §13.1.5 forbids weak ETags in If-Range).
-    private static func validator(_ headers: [HTTPHeader]) -> String? {
-        if let etag = headers.value(of: "ETag"), !etag.hasPrefix("W/") { return etag }
-        return headers.value(of: "Last-Modified")
+    private static func validator(_ headers: HTTPFields) -> String? {
+        if let etag = headers.first(.eTag), !etag.hasPrefix("W/") { return etag }
+        return headers.first(.lastModified)
     }
 
     /// The fields that ask for the rest, if it is still the same version.
-    var rangeHeaders: [HTTPHeader] {
-        [HTTPHeader("Range", "bytes=\(data.count)-"), HTTPHeader("If-Range", validator)]
+    var rangeHeaders: HTTPFields {
+        [.range: "bytes=\(data.count)-", .ifRange: validator]
     }
 
     /// The whole body: these bytes and a 206 that continues them exactly to
     /// the end of the representation; `nil` if it does not.
     func completed(by response: DataLoadingResponse) -> DataLoadingResponse? {
-        guard let range = ContentRange(response.header("Content-Range")), range.start == data.count,
+        guard let range = ContentRange(response.headers.first(.contentRange)), range.start == data.count,
               range.end + 1 == range.start + response.data.count, range.total.map({ $0 == range.end + 1 }) ?? true
         else { return nil }
         var whole = response

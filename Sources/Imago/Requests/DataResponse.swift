@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let response = try await pipeline.data(for: ImageRequest(url: svgURL))
-/// send(response.data, contentType: response.header("Content-Type") ?? "application/octet-stream")
+/// send(response.data, contentType: response.headers[.contentType] ?? "application/octet-stream")
 /// ```
 public struct DataResponse: Sendable {
     /// The body.
@@ -15,7 +15,7 @@ public struct DataResponse: Sendable {
     /// the ones the disk cache keeps (Content-Type, Cache-Control, Date, Age,
     /// Expires, ETag, Last-Modified, Vary), none for bytes stored without
     /// HTTP metadata.
-    public var headers: [HTTPHeader]
+    public var headers: HTTPFields
     /// The request it answers.
     public var request: ImageRequest
     /// `.network` for a download, `.disk` for stored bytes (a 304 included).
@@ -24,16 +24,11 @@ public struct DataResponse: Sendable {
     public var freshness: ImageResponse.Freshness
 
     /// Creates a response.
-    public init(data: Data, headers: [HTTPHeader], request: ImageRequest, source: ImageResponse.Source, freshness: ImageResponse.Freshness) {
+    public init(data: Data, headers: HTTPFields, request: ImageRequest, source: ImageResponse.Source, freshness: ImageResponse.Freshness) {
         self.data = data
         self.headers = headers
         self.request = request
         self.source = source
         self.freshness = freshness
-    }
-
-    /// The value of the first field named `name` (case-insensitive).
-    public func header(_ name: String) -> String? {
-        headers.value(of: name)
     }
 }

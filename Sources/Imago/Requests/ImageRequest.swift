@@ -22,8 +22,8 @@ public struct ImageRequest: Sendable {
     /// The key the encoded data is cached under (memory keys add the decoding
     /// options). Computed once: lookups are on the hot path.
     public let cacheKey: String
-    /// Extra HTTP headers sent with a URL download.
-    public var headers: [HTTPHeader]
+    /// Extra HTTP fields sent with a URL download.
+    public var headers: HTTPFields
     /// Which caches are read and written for this request.
     public var cachePolicy: CachePolicy
     /// How the request weighs cached data against the network. Default: ``NetworkPolicy/useCache``.
@@ -51,7 +51,7 @@ public struct ImageRequest: Sendable {
     ///   query included, is the key.
     public init(
         url: URL,
-        headers: [HTTPHeader] = [],
+        headers: HTTPFields = [:],
         cacheKey: String? = nil,
         cachePolicy: CachePolicy = .default,
         networkPolicy: NetworkPolicy = .useCache,
@@ -78,13 +78,13 @@ public struct ImageRequest: Sendable {
         load: @escaping @Sendable () async throws -> Data
     ) {
         self.init(
-            source: .provider(key: key, load: load), cacheKey: key, headers: [], cachePolicy: cachePolicy,
+            source: .provider(key: key, load: load), cacheKey: key, headers: [:], cachePolicy: cachePolicy,
             networkPolicy: networkPolicy, priority: priority, targetSize: targetSize, contentMode: contentMode, processors: processors
         )
     }
 
     private init(
-        source: Source, cacheKey: String, headers: [HTTPHeader], cachePolicy: CachePolicy, networkPolicy: NetworkPolicy,
+        source: Source, cacheKey: String, headers: HTTPFields, cachePolicy: CachePolicy, networkPolicy: NetworkPolicy,
         priority: Priority, targetSize: ImageSize?, contentMode: ContentMode, processors: [any ImageProcessing]
     ) {
         self.source = source

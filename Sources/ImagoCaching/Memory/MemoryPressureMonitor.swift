@@ -134,9 +134,6 @@ extension MemoryPressureMonitor {
         fileprivate init() {}
         deinit { SharedMonitor.instance.remove(ObjectIdentifier(self)) }
     }
-
-    /// The shared monitor's sources, for logs; empty where Linux offers none.
-    public static var sharedSources: [String] { SharedMonitor.instance.monitor.sourceDescriptions }
 }
 
 /// The shared monitor and the handlers subscribed to it.
@@ -144,7 +141,8 @@ private final class SharedMonitor: Sendable {
     static let instance = SharedMonitor()
 
     private let handlers = Locked<[ObjectIdentifier: @Sendable (MemoryTrim) -> Void]>([:])
-    let monitor: MemoryPressureMonitor
+    /// Held, never read: the monitor watches for as long as it lives.
+    private let monitor: MemoryPressureMonitor
 
     private init() {
         let handlers = self.handlers

@@ -9,7 +9,8 @@ import Foundation
 /// are converted to RGB (Adobe's inverted CMYK, as virtually all CMYK JPEGs
 /// are written), everything else decodes to ``Image/PixelFormat/rgb8``.
 /// libjpeg warnings (a truncated scan, extraneous bytes before a marker) do
-/// not fail the decode, as in browsers; the damaged part shows as gray. The EXIF
+/// not fail the decode, as in browsers; the damaged part shows as gray. An
+/// error that follows a warning still fails it. The EXIF
 /// orientation is applied, so the image comes out upright.
 public struct JPEGDecoder: ImageDecoding {
     /// Creates a JPEG decoder.
@@ -55,18 +56,43 @@ public struct JPEGDecoder: ImageDecoding {
         let format: Int32 = isGray ? TJPF_GRAY.rawValue : isCMYK ? TJPF_CMYK.rawValue : TJPF_RGB.rawValue
         let channels = isGray ? 1 : isCMYK ? 4 : 3
         var status: Int32 = 0
-        // Uninitialised: TurboJPEG writes every byte (or fails, and the buffer is dropped).
+        // Uninitialised: a decode without a warning writes every byte; after
+        // a warning the buffer is not trusted (below).
         var buffer = [UInt8](unsafeUninitializedCapacity: scaled.width * scaled.height * channels) { output, initialized in
             status = tjDecompress2(handle, jpeg, size, output.baseAddress, Int32(scaled.width), 0, Int32(scaled.height), format, 0)
             initialized = output.count
         }
-        if status != 0 && !isWarning(handle) {
-            throw error(handle)
+        if status != 0 {
+            guard isWarning(handle) else { throw error(handle) }
+            buffer = try decodeAfterWarning(handle, jpeg, size, scaled, format: format, count: buffer.count)
         }
         if isCMYK { buffer = Self.rgb(fromInvertedCMYK: buffer) }
         let image = Image(width: scaled.width, height: scaled.height, pixelFormat: isGray ? .gray8 : .rgb8, pixels: buffer)
         guard let image else { throw ImageDecodingError(code: .corrupt, format: .jpeg, detail: "inconsistent sizes") }
         return image
+    }
+
+    /// Decodes again after a warning, into two buffers filled differently.
+    ///
+    /// TurboJPEG reports an error that follows a warning as a warning too
+    /// (extraneous bytes, then an undefined quantization table), having
+    /// written part of the buffer or none of it: a byte the two decodes
+    /// disagree on was never written, and the decode failed. Otherwise the
+    /// warning was only one (a truncated scan shows as gray) and every byte
+    /// is the decoder's. Only damaged files pay for the two decodes.
+    private func decodeAfterWarning(
+        _ handle: tjhandle, _ jpeg: UnsafePointer<UInt8>, _ size: UInt, _ scaled: ImageSize, format: Int32, count: Int
+    ) throws(ImageDecodingError) -> [UInt8] {
+        func decode(filledWith fill: UInt8) -> [UInt8] {
+            var buffer = [UInt8](repeating: fill, count: count)
+            buffer.withUnsafeMutableBufferPointer { output in
+                _ = tjDecompress2(handle, jpeg, size, output.baseAddress, Int32(scaled.width), 0, Int32(scaled.height), format, 0)
+            }
+            return buffer
+        }
+        let zeros = decode(filledWith: 0)
+        guard zeros == decode(filledWith: 0xFF) else { throw error(handle) }
+        return zeros
     }
 
     /// The smallest size TurboJPEG can decode `size` to that still covers

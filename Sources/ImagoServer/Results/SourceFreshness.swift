@@ -7,21 +7,20 @@ import ImagoCaching
 /// field and the time since its Date). `nil` when it states no lifetime;
 /// 0 under no-store or no-cache.
 enum SourceFreshness {
-    static func remaining(_ headers: [HTTPHeader], now: Date = Date()) -> Int? {
-        func values(_ name: String) -> [String] { headers.filter { FieldName.matches($0.name, name) }.map(\.value) }
-        let cacheControl = CacheControl(values("Cache-Control"))
+    static func remaining(_ headers: HTTPFields, now: Date = Date()) -> Int? {
+        let cacheControl = CacheControl(headers[values: .cacheControl])
         if cacheControl.noStore || cacheControl.noCache { return 0 }
-        let date = values("Date").first.flatMap(HTTPDate.parse)
+        let date = headers.first(.date).flatMap(HTTPDate.parse)
         let lifetime: Double
         if let maxAge = cacheControl.maxAge {
             lifetime = Double(maxAge)
-        } else if let expires = values("Expires").first {
+        } else if let expires = headers.first(.expires) {
             guard let expiry = HTTPDate.parse(expires), let date else { return 0 }
             lifetime = expiry.timeIntervalSince(date)
         } else {
             return nil
         }
-        let ageField = values("Age").first.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let ageField = headers.first(.age).flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
         let age = max(ageField, date.map { now.timeIntervalSince($0) } ?? 0, 0)
         return max(0, Int(lifetime - age))
     }
@@ -45,9 +44,9 @@ struct SourceVersion {
         // Without a validator of the source's own, its bytes' fingerprint: it
         // only tells versions of one URL apart, whose origin could change
         // them at will anyway, so XXH64 is enough.
-        validator = source.header("ETag") ?? source.header("Last-Modified")
+        validator = source.headers.first(.eTag) ?? source.headers.first(.lastModified)
             ?? "xxh64:" + String(source.data.withUnsafeBytes { Checksum.hash($0) }, radix: 16)
-        lastModified = source.header("Last-Modified")
+        lastModified = source.headers.first(.lastModified)
         let remaining = source.freshness.isStale ? 0 : SourceFreshness.remaining(source.headers)
         maxAge = min(configuredMaxAge, remaining ?? configuredMaxAge)
         lifetime = min(resultLifetime, .seconds(remaining ?? Int(resultLifetime.components.seconds)))

@@ -12,12 +12,12 @@ import Synchronization
 struct ServiceRequest {
     var method: HTTPRequest.Method = .get
     var path: String
-    var headers: HTTPFields = [:]
+    var headers: HTTPFields
 
-    init(method: HTTPRequest.Method = .get, path: String, headers: [(String, String)] = []) {
+    init(method: HTTPRequest.Method = .get, path: String, headers: HTTPFields = [:]) {
         self.method = method
         self.path = path
-        for (name, value) in headers { self.headers.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
+        self.headers = headers
     }
 }
 
@@ -26,9 +26,6 @@ struct ServiceResponse {
     var status: Int
     var headers: HTTPFields
     var body: Data
-
-    /// The value of the field `name` (all its lines, joined).
-    func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { headers[$0] } }
 }
 
 extension ImageService {

@@ -56,41 +56,41 @@ struct HTTPCacheRulesTests {
     }
 
     /// Metadata for a response received at `received` (sent one second before).
-    func metadata(_ headers: [(String, String)], received: Date = rfcExample) -> HTTPCacheMetadata {
+    func metadata(_ headers: HTTPFields, received: Date = rfcExample) -> HTTPCacheMetadata {
         HTTPCacheMetadata(
-            responseHeaders: headers.map { HTTPHeader($0.0, $0.1) },
-            requestHeaders: [HTTPHeader("Accept", "image/webp")],
+            responseHeaders: headers,
+            requestHeaders: [.accept: "image/webp"],
             requestTime: received.addingTimeInterval(-1),
             responseTime: received
         )
     }
 
-    func verdict(_ headers: [(String, String)], after seconds: Double, heuristicCap: Double = 86_400) -> CacheVerdict {
+    func verdict(_ headers: HTTPFields, after seconds: Double, heuristicCap: Double = 86_400) -> CacheVerdict {
         metadata(headers).freshness(at: Self.rfcExample.addingTimeInterval(seconds), maximumHeuristicLifetime: heuristicCap).verdict
     }
 
     @Test("max-age, Expires minus Date, and the Age field decide freshness; the response delay counts as age")
     func explicitFreshness() {
-        #expect(verdict([("Cache-Control", "max-age=100")], after: 98) == .fresh)
-        #expect(verdict([("Cache-Control", "max-age=100")], after: 99) == .stale, "one second of response delay is part of the age")
-        #expect(verdict([("Cache-Control", "max-age=100"), ("Age", "80")], after: 10) == .fresh)
-        #expect(verdict([("Cache-Control", "max-age=100"), ("Age", "80")], after: 20) == .stale)
+        #expect(verdict([.cacheControl: "max-age=100"], after: 98) == .fresh)
+        #expect(verdict([.cacheControl: "max-age=100"], after: 99) == .stale, "one second of response delay is part of the age")
+        #expect(verdict([.cacheControl: "max-age=100", .age: "80"], after: 10) == .fresh)
+        #expect(verdict([.cacheControl: "max-age=100", .age: "80"], after: 20) == .stale)
         let date = HTTPDate.format(Self.rfcExample.addingTimeInterval(-50))
-        #expect(verdict([("Cache-Control", "max-age=100"), ("Date", date)], after: 49) == .fresh, "apparent age 50")
-        #expect(verdict([("Cache-Control", "max-age=100"), ("Date", date)], after: 51) == .stale)
+        #expect(verdict([.cacheControl: "max-age=100", .date: date], after: 49) == .fresh, "apparent age 50")
+        #expect(verdict([.cacheControl: "max-age=100", .date: date], after: 51) == .stale)
         let expires = HTTPDate.format(Self.rfcExample.addingTimeInterval(300))
         let now = HTTPDate.format(Self.rfcExample)
-        #expect(verdict([("Date", now), ("Expires", expires)], after: 250) == .fresh)
-        #expect(verdict([("Date", now), ("Expires", expires)], after: 310) == .stale)
-        #expect(verdict([("Expires", expires), ("Cache-Control", "max-age=10")], after: 20) == .stale, "max-age wins over Expires")
-        #expect(verdict([("Expires", "0")], after: 0) == .stale, "an invalid Expires is in the past")
-        #expect(verdict([], after: 0) == .stale, "no expiry and no Last-Modified: no heuristic")
+        #expect(verdict([.date: now, .expires: expires], after: 250) == .fresh)
+        #expect(verdict([.date: now, .expires: expires], after: 310) == .stale)
+        #expect(verdict([.expires: expires, .cacheControl: "max-age=10"], after: 20) == .stale, "max-age wins over Expires")
+        #expect(verdict([.expires: "0"], after: 0) == .stale, "an invalid Expires is in the past")
+        #expect(verdict([:], after: 0) == .stale, "no expiry and no Last-Modified: no heuristic")
     }
 
     @Test("without explicit expiry, 10% of the time since Last-Modified, capped")
     func heuristicFreshness() {
         let tenDaysAgo = HTTPDate.format(Self.rfcExample.addingTimeInterval(-10 * 86_400))
-        let headers = [("Date", HTTPDate.format(Self.rfcExample)), ("Last-Modified", tenDaysAgo)]
+        let headers: HTTPFields = [.date: HTTPDate.format(Self.rfcExample), .lastModified: tenDaysAgo]
         #expect(verdict(headers, after: 0.9 * 86_400) == .fresh)
         #expect(verdict(headers, after: 1.1 * 86_400) == .stale)
         #expect(verdict(headers, after: 3600, heuristicCap: 1800) == .stale, "capped at 30 minutes")
@@ -98,16 +98,16 @@ struct HTTPCacheRulesTests {
 
     @Test("no-cache always revalidates; stale-while-revalidate serves stale within its window unless must-revalidate")
     func directives() {
-        #expect(verdict([("Cache-Control", "max-age=600, no-cache")], after: 0) == .stale)
-        #expect(verdict([("Cache-Control", "max-age=10, stale-while-revalidate=60")], after: 30) == .staleWhileRevalidate)
-        #expect(verdict([("Cache-Control", "max-age=10, stale-while-revalidate=60")], after: 80) == .stale)
-        #expect(verdict([("Cache-Control", "max-age=10, stale-while-revalidate=60, must-revalidate")], after: 30) == .stale)
+        #expect(verdict([.cacheControl: "max-age=600, no-cache"], after: 0) == .stale)
+        #expect(verdict([.cacheControl: "max-age=10, stale-while-revalidate=60"], after: 30) == .staleWhileRevalidate)
+        #expect(verdict([.cacheControl: "max-age=10, stale-while-revalidate=60"], after: 80) == .stale)
+        #expect(verdict([.cacheControl: "max-age=10, stale-while-revalidate=60, must-revalidate"], after: 30) == .stale)
     }
 
     @Test("a stale copy stands in for an error within stale-if-error, or offline, never under must-revalidate or no-cache")
     func staleOnError() {
         func allows(_ directives: String, after seconds: Double, offline: Bool) -> Bool {
-            metadata([("Cache-Control", directives)])
+            metadata([.cacheControl: directives])
                 .freshness(at: Self.rfcExample.addingTimeInterval(seconds), maximumHeuristicLifetime: 0)
                 .allowsStaleOnError(offline: offline)
         }
@@ -122,47 +122,82 @@ struct HTTPCacheRulesTests {
     @Test("only the fields that matter are kept, and they survive encoding; Vary values are matched")
     func metadataFields() throws {
         let stored = metadata([
-            ("Cache-Control", "max-age=60"), ("ETag", "\"v1\""), ("Set-Cookie", "secret=1"), ("Vary", "Accept, Accept-Language"),
+            .cacheControl: "max-age=60", .eTag: "\"v1\"", .setCookie: "secret=1", .vary: "Accept, Accept-Language",
         ])
-        #expect(stored.first("set-cookie") == nil)
+        #expect(!stored.headers.contains(.setCookie))
         #expect(stored.etag == "\"v1\"")
-        #expect(stored.varyingRequestHeaders == [HTTPHeader("accept", "image/webp")])
+        #expect(stored.varyingRequestHeaders == [.accept: "image/webp"])
         let decoded = try #require(HTTPCacheMetadata(decoding: stored.encoded()))
         #expect(decoded == stored)
-        #expect(decoded.matchesVary([HTTPHeader("ACCEPT", " image/webp ")]))
-        #expect(!decoded.matchesVary([HTTPHeader("Accept", "image/png")]))
-        #expect(!decoded.matchesVary([HTTPHeader("Accept", "image/webp"), HTTPHeader("Accept-Language", "fr")]))
-        #expect(!metadata([("Vary", "*")]).matchesVary([]))
+        #expect(decoded.matchesVary([.accept: " image/webp "]))
+        #expect(!decoded.matchesVary([.accept: "image/png"]))
+        #expect(!decoded.matchesVary([.accept: "image/webp", .acceptLanguage: "fr"]))
+        #expect(!metadata([.vary: "*"]).matchesVary([:]))
+    }
+
+    @Test("stored metadata is byte for byte what earlier versions wrote, names lowercased: existing cache folders still read")
+    func storedFormIsStable() throws {
+        // What the encoder wrote for this exchange before fields were `HTTPFields` (at d1b46a9).
+        let earlier = "494801000000406e55da41000010406e55da4107000400646174651d005468752c203031204a616e20323032362030303a3030"
+            + "3a303020474d540c00636f6e74656e742d747970650a00696d6167652f776562700d0063616368652d636f6e74726f6c26006d"
+            + "61782d6167653d3630302c207374616c652d7768696c652d726576616c69646174653d36300400657461670400227631220d00"
+            + "6c6173742d6d6f6469666965641d005765642c2033312044656320323032352031323a30303a303020474d5404007661727917"
+            + "004163636570742c204163636570742d4c616e67756167650d0063616368652d636f6e74726f6c0f006d7573742d726576616c"
+            + "6964617465010006006163636570740e00696d6167652f776562702c2a2f2a"
+        let response = HTTPFields([
+            HTTPField(name: .date, value: "Thu, 01 Jan 2026 00:00:00 GMT"), HTTPField(name: .contentType, value: "image/webp"),
+            HTTPField(name: .cacheControl, value: "max-age=600, stale-while-revalidate=60"), HTTPField(name: .eTag, value: "\"v1\""),
+            HTTPField(name: .setCookie, value: "id=1"), HTTPField(name: .lastModified, value: "Wed, 31 Dec 2025 12:00:00 GMT"),
+            HTTPField(name: .vary, value: "Accept, Accept-Language"), HTTPField(name: .cacheControl, value: "must-revalidate"),
+        ])
+        let metadata = HTTPCacheMetadata(
+            responseHeaders: response, requestHeaders: [.accept: "image/webp,*/*", .userAgent: "Imago"],
+            requestTime: Date(timeIntervalSince1970: 1_767_225_600), responseTime: Date(timeIntervalSince1970: 1_767_225_600.25)
+        )
+        #expect(Self.hexString(metadata.encoded()) == earlier)
+        let decoded = try #require(HTTPCacheMetadata(decoding: Data(Self.bytes(hex: earlier))))
+        #expect(decoded == metadata)
+        #expect(decoded.headers.map(\.name.rawName) == ["date", "content-type", "cache-control", "etag", "last-modified", "vary", "cache-control"])
+        #expect(Self.hexString(decoded.encoded()) == earlier)
+    }
+
+    static func hexString(_ data: Data) -> String {
+        data.map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func bytes(hex text: String) -> [UInt8] {
+        let digits = Array(text.utf8)
+        return stride(from: 0, to: digits.count - 1, by: 2).compactMap { UInt8(String(decoding: digits[$0...($0 + 1)], as: UTF8.self), radix: 16) }
     }
 
     @Test("storable: 200 or 203 without no-store in response or request, and not Vary: *")
     func storable() {
-        let plain = metadata([("Cache-Control", "max-age=60")])
-        #expect(plain.isStorable(statusCode: 200, requestHeaders: []))
-        #expect(plain.isStorable(statusCode: 203, requestHeaders: []))
-        #expect(!plain.isStorable(statusCode: 206, requestHeaders: []))
-        #expect(!plain.isStorable(statusCode: 200, requestHeaders: [HTTPHeader("Cache-Control", "no-store")]))
-        #expect(!metadata([("Cache-Control", "no-store")]).isStorable(statusCode: 200, requestHeaders: []))
-        #expect(!metadata([("Vary", "Accept, *")]).isStorable(statusCode: 200, requestHeaders: []))
+        let plain = metadata([.cacheControl: "max-age=60"])
+        #expect(plain.isStorable(statusCode: 200, requestHeaders: [:]))
+        #expect(plain.isStorable(statusCode: 203, requestHeaders: [:]))
+        #expect(!plain.isStorable(statusCode: 206, requestHeaders: [:]))
+        #expect(!plain.isStorable(statusCode: 200, requestHeaders: [.cacheControl: "no-store"]))
+        #expect(!metadata([.cacheControl: "no-store"]).isStorable(statusCode: 200, requestHeaders: [:]))
+        #expect(!metadata([.vary: "Accept, *"]).isStorable(statusCode: 200, requestHeaders: [:]))
     }
 
     @Test("a 304 replaces the fields it carries and the exchange times, and keeps the rest")
     func notModifiedUpdate() {
-        let stored = metadata([("Cache-Control", "max-age=60"), ("ETag", "\"v1\""), ("Content-Type", "image/png")])
+        let stored = metadata([.cacheControl: "max-age=60", .eTag: "\"v1\"", .contentType: "image/png"])
         let later = Self.rfcExample.addingTimeInterval(500)
         let updated = stored.updated(
-            with: [HTTPHeader("Cache-Control", "max-age=120"), HTTPHeader("Connection", "keep-alive")],
+            with: [.cacheControl: "max-age=120", .connection: "keep-alive"],
             requestTime: later, responseTime: later
         )
-        #expect(updated.values("cache-control") == ["max-age=120"])
-        #expect(updated.etag == "\"v1\"" && updated.first("content-type") == "image/png")
-        #expect(updated.first("connection") == nil)
+        #expect(updated.headers[values: .cacheControl] == ["max-age=120"])
+        #expect(updated.etag == "\"v1\"" && updated.headers[.contentType] == "image/png")
+        #expect(!updated.headers.contains(.connection))
         #expect(updated.freshness(at: later.addingTimeInterval(100), maximumHeuristicLifetime: 0).verdict == .fresh)
     }
 
     @Test("every truncation and 300 seeded mutations of stored metadata decode to a value or nil, never a crash")
     func damagedMetadata() {
-        let encoded = [UInt8](metadata([("Cache-Control", "max-age=60"), ("ETag", "\"v1\""), ("Vary", "Accept")]).encoded())
+        let encoded = [UInt8](metadata([.cacheControl: "max-age=60", .eTag: "\"v1\"", .vary: "Accept"]).encoded())
         for length in 0..<encoded.count {
             #expect(HTTPCacheMetadata(decoding: Data(encoded[..<length])) == nil)
         }

@@ -124,20 +124,39 @@ struct GIFDecoderTests {
         #expect(tooMany?.code == .tooManyFrames(count: 21, limit: 20))
     }
 
-    @Test("bit-flipped GIFs give an image or a decoding error, never a crash")
+    @Test("bit-flipped GIFs give an image of the screen they declare, every frame that size, or a GIF decoding error")
     func damagedInput() throws {
         let data = try FormatFixtures.gif(width: 16, height: 16, palette: palette, frames: [frame(1, width: 16, height: 16), frame(2, left: 4, top: 4)], loopCount: 0)
         var generator = SeededGenerator(seed: 11)
+        var decoded = 0, rejected = 0
         for _ in 0..<500 {
             var damaged = data
             for _ in 0..<3 {
                 let index = Int.random(in: 6..<damaged.count, using: &generator)
                 damaged[index] = UInt8.random(in: 0...255, using: &generator)
             }
-            if let image = try? GIFDecoder().decode(damaged, options: options), let animation = image.animation {
+            // The logical screen, little-endian after "GIF89a": the canvas every frame is drawn on.
+            let screen = ImageSize(width: Int(damaged[6]) | Int(damaged[7]) << 8, height: Int(damaged[8]) | Int(damaged[9]) << 8)
+            do {
+                let image = try GIFDecoder().decode(damaged, options: options)
+                decoded += 1
+                #expect(image.size == screen)
+                guard let animation = image.animation else { continue }
+                #expect(animation.frameSize == screen)
+                // A later frame may be the damaged one: the frames before it are whole.
                 let pass = try? animation.frames()
-                while (try? pass?.next()) != nil {}
+                while let frame = try? pass?.next() {
+                    #expect(frame.size == screen)
+                }
+            } catch {
+                rejected += 1
+                #expect(error.format == .gif)
+                switch error.code {
+                case .corrupt, .tooManyPixels: break
+                default: Issue.record("unexpected \(error)")
+                }
             }
         }
+        #expect(decoded > 0 && rejected > 0, "both outcomes: \(decoded) decoded, \(rejected) rejected")
     }
 }

@@ -72,20 +72,30 @@ struct ImageOrientationTests {
         #expect(FormatFixtures.rgba(scaled, x: 10, y: 10) != FormatFixtures.rgba(scaled, x: 90, y: 10))
     }
 
-    @Test("missing, truncated and random Exif segments read as upright, never crash")
+    @Test("missing, cut and damaged Exif segments read as upright; a damaged JPEG that decodes is turned as its segment reads")
     func damagedSegments() throws {
-        let plain = try JPEGEncoder().encode(FormatFixtures.quadrants(width: 16, height: 16))
+        let plain = try JPEGEncoder().encode(FormatFixtures.quadrants(width: 32, height: 16))
+        let stored = try JPEGDecoder().decode(plain, options: ImageDecodingOptions())
         #expect(ImageOrientation(jpeg: plain) == .up)
         #expect(ImageOrientation(jpeg: Self.withOrientation(plain, 9)) == .up, "out of range")
         let tagged = Self.withOrientation(plain, 6)
-        for length in 0..<60 { _ = ImageOrientation(jpeg: tagged.prefix(length)) }
+        // The segment is read only once all of it is there: SOI, marker, then its length.
+        let segmentEnd = 4 + (Int(tagged[4]) << 8 | Int(tagged[5]))
+        for length in 0..<60 {
+            #expect(ImageOrientation(jpeg: tagged.prefix(length)) == (length >= segmentEnd ? .right : .up), "\(length) bytes")
+        }
         var generator = SeededGenerator(seed: 3)
+        var seen: Set<ImageOrientation> = []
         for _ in 0..<2_000 {
             var damaged = tagged
-            let index = Int.random(in: 2..<40, using: &generator)
+            let index = Int.random(in: 2..<segmentEnd, using: &generator)
             damaged[index] = UInt8.random(in: 0...255, using: &generator)
-            _ = ImageOrientation(jpeg: damaged)
-            _ = try? JPEGDecoder().decode(damaged, options: ImageDecodingOptions())
+            let orientation = ImageOrientation(jpeg: damaged)
+            guard let image = try? JPEGDecoder().decode(damaged, options: ImageDecodingOptions()) else { continue }
+            seen.insert(orientation)
+            #expect(image == orientation.apply(to: stored), "byte \(index) damaged, read as \(orientation)")
         }
+        // Upright, the segment's own, and one a damaged value gave.
+        #expect(seen.count >= 3, "decoded JPEGs read as \(seen)")
     }
 }

@@ -33,6 +33,34 @@ struct RealWorldGlitchTests {
         #expect(FormatFixtures.showsQuadrants(image))
     }
 
+    @Test("a JPEG whose error follows a warning is refused, not shown from a buffer never written")
+    func jpegErrorAfterWarning() throws {
+        // Extraneous bytes before the frame (a warning), and no quantization tables (an error).
+        let plain = try JPEGEncoder(quality: 90).encode(FormatFixtures.quadrants())
+        var jpeg = Data(plain.prefix(2))
+        var offset = 2
+        while offset + 4 <= plain.count, plain[offset] == 0xFF, plain[offset + 1] != 0xDA {
+            let end = offset + 2 + (Int(plain[offset + 2]) << 8 | Int(plain[offset + 3]))
+            if plain[offset + 1] == 0xC0 { jpeg.append(contentsOf: [0x12, 0x34, 0x56]) }
+            if plain[offset + 1] != 0xDB { jpeg.append(plain[offset..<end]) }
+            offset = end
+        }
+        jpeg.append(plain[offset...])
+
+        // TurboJPEG fails the decode but calls the error a warning.
+        let handle = try #require(tjInitDecompress())
+        defer { tjDestroy(handle) }
+        var pixels = [UInt8](repeating: 0, count: 64 * 48 * 3)
+        let status = jpeg.withUnsafeBytes { bytes in
+            tjDecompress2(handle, bytes.bindMemory(to: UInt8.self).baseAddress, UInt(bytes.count), &pixels, 64, 0, 48, TJPF_RGB.rawValue, 0)
+        }
+        #expect(status != 0 && tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue))
+        #expect(String(cString: tjGetErrorStr2(handle)).contains("Quantization table"))
+
+        let error = #expect(throws: ImageDecodingError.self) { try JPEGDecoder().decode(jpeg, options: options) }
+        #expect(error?.code == .corrupt && error?.detail.contains("Quantization table") == true, "\(String(describing: error))")
+    }
+
     @Test("an AVIF with a crop at an odd offset decodes, cropped")
     func avifOddCrop() throws {
         // Centred: 11 pixels off the left, 7 off the top, both odd.

@@ -5,7 +5,7 @@ import Testing
 import ImagoSandbox
 
 @MainActor
-@Suite("ImageBinder: placeholder, synchronous memory hits, last request wins", .timeLimit(.minutes(10)))
+@Suite("ImageBinder: placeholder, synchronous memory hits, last request wins, unbinding", .timeLimit(.minutes(10)))
 struct ImageBinderTests {
     let loader = MockDataLoader()
     let placeholder = MockImage.image(id: 0xFFFF)
@@ -80,6 +80,37 @@ struct ImageBinderTests {
         #expect(first.isFinished)
         #expect(display.shownID == 5)
         #expect(!display.history.contains { if case .image(let image, _) = $0 { MockImage.id(of: image) == 4 } else { false } })
+    }
+
+    @Test("unbinding cancels the display's load, and nothing is shown on it afterwards")
+    func unbindCancels() async throws {
+        // Given a display whose load has reached the loader and is held there
+        let pipeline = ImagePipeline.mock(loader: loader)
+        loader.pause()
+        let binder = ImageBinder(pipeline: pipeline, placeholder: placeholder, failureImage: failure)
+        let display = RecordingDisplay()
+        binder.bind(ImageRequest(url: url(6)), to: display)
+        let task = try #require(binder.task(for: display))
+        await loader.waitForStarts(1)
+
+        // When the display is unbound (a cell about to be reused) and the loader lets go
+        binder.unbind(display)
+        #expect(binder.task(for: display) == nil)
+        loader.resume()
+
+        // Then the load ends cancelled, and the display still shows the placeholder alone
+        guard case .failure(let error) = await task.result else {
+            Issue.record("expected the load to be cancelled, it succeeded")
+            return
+        }
+        #expect(error.isCancellation)
+        await waitUntilIdle(binder, [display])
+        #expect(display.history.count == 1)
+        guard case .placeholder(let shown) = display.current else {
+            Issue.record("expected the placeholder only, got \(String(describing: display.current))")
+            return
+        }
+        #expect(shown == placeholder)
     }
 
     @Test("reuse storm: 1,000 displays rebound at random to 200 URLs answering out of order end on their last request")

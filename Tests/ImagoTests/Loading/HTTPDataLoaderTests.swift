@@ -16,7 +16,7 @@ struct HTTPDataLoaderTests {
         try await withTestServer(configuration, body)
     }
 
-    func load(_ loader: HTTPDataLoader, _ url: URL, headers: [HTTPHeader] = []) async -> Result<DataLoadingResponse, DataLoadingError> {
+    func load(_ loader: HTTPDataLoader, _ url: URL, headers: HTTPFields = [:]) async -> Result<DataLoadingResponse, DataLoadingError> {
         do throws(DataLoadingError) {
             return .success(try await loader.loadData(for: DataRequest(url: url, headers: headers)) { _ in })
         } catch {
@@ -32,13 +32,13 @@ struct HTTPDataLoaderTests {
     @Test("a 200 body arrives whole, with the response headers, and the request headers reach the server")
     func success() async throws {
         try await withServer { server, loader in
-            server.setRoute("/a.jpg", .init(headers: [("ETag", "\"v1\"")], body: body))
-            let response = try await load(loader, server.url("/a.jpg"), headers: [HTTPHeader("X-Token", "secret")]).get()
+            server.setRoute("/a.jpg", .init(headers: [.eTag: "\"v1\""], body: body))
+            let response = try await load(loader, server.url("/a.jpg"), headers: [.xToken: "secret"]).get()
             #expect(response.data == body)
             #expect(response.statusCode == 200)
-            #expect(response.header("etag") == "\"v1\"")
-            #expect(server.lastRequest("/a.jpg")?.header("X-Token") == "secret")
-            #expect(server.lastRequest("/a.jpg")?.header("User-Agent") == "Imago")
+            #expect(response.headers[.eTag] == "\"v1\"")
+            #expect(server.lastRequest("/a.jpg")?.headers[.xToken] == "secret")
+            #expect(server.lastRequest("/a.jpg")?.headers[.userAgent] == "Imago")
         }
     }
 

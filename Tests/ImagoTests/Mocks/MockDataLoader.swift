@@ -95,6 +95,6 @@ final class MockDataLoader: DataLoading {
         if let failure = reply?.failure { throw DataLoadingError(failure, url: url) }
         let data = reply?.data ?? MockImage.data(id: MockImage.id(from: url))
         progress(DownloadProgress(completed: Int64(data.count), expected: Int64(data.count)))
-        return DataLoadingResponse(data: data, headers: [HTTPHeader("Cache-Control", "max-age=3600")], url: url)
+        return DataLoadingResponse(data: data, headers: [.cacheControl: "max-age=3600"], url: url)
     }
 }

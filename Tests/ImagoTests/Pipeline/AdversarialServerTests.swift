@@ -57,13 +57,13 @@ struct AdversarialServerTests {
         Misbehaviour(name: "a Content-Length shorter than the body",
                      response: { .init(body: png, behaviour: .declaredLength(png.count / 2)) }, expected: .decodingFailed(saying: "")),
         Misbehaviour(name: "an HTML page with an image Content-Type",
-                     response: { .init(headers: [("Content-Type", "image/png")], body: TestImageServer.Response.htmlErrorPage.body) },
+                     response: { .init(headers: [.contentType: "image/png"], body: TestImageServer.Response.htmlErrorPage.body) },
                      expected: .decodingFailed(saying: "HTML")),
         Misbehaviour(name: "a 200 carrying an HTML error page", response: { .htmlErrorPage }, expected: .decodingFailed(saying: "HTML")),
         Misbehaviour(name: "random bytes labelled image/jpeg", response: { .garbage(count: 20_000) }, expected: .decodingFailed(saying: "")),
         Misbehaviour(name: "a redirect loop", path: "/loop.png", response: { .redirect(to: "/loop.png") }, expected: .tooManyRedirects),
         Misbehaviour(name: "a megabyte of response headers",
-                     response: { .init(headers: [("X-Padding", String(repeating: "a", count: 1 << 20))], body: png) }, expected: .network),
+                     response: { .init(headers: [.xPadding: String(repeating: "a", count: 1 << 20)], body: png) }, expected: .network),
         // The size limit must be what ends these, however slowly a loaded
         // machine reads: no timeout can fire while the server keeps sending.
         Misbehaviour(name: "an endless chunked body", response: { .init(body: Data(count: 64 << 10), behaviour: .endless) },
@@ -71,7 +71,7 @@ struct AdversarialServerTests {
         Misbehaviour(name: "a Content-Length over the limit", response: { .init(body: Data(count: limit + 1)) },
                      expected: .tooLarge, requestTimeout: .seconds(600), readTimeout: .seconds(600)),
         Misbehaviour(name: "a gzip bomb (64 MB of zeros in a few KB)",
-                     response: { .init(headers: [("Content-Encoding", "gzip")], body: try gzipped(Data(count: 64 << 20))) },
+                     response: { .init(headers: [.contentEncoding: "gzip"], body: try gzipped(Data(count: 64 << 20))) },
                      expected: .tooLarge, requestTimeout: .seconds(600), readTimeout: .seconds(600)),
     ]
 
@@ -105,13 +105,13 @@ struct AdversarialServerTests {
     func encodedBody(coding: String) async throws {
         try await withTestServer { server, loader in
             let body = coding == "gzip" ? try gzipped(Self.png) : zlibStored(Self.png)
-            server.setRoute("/zipped.png", .init(headers: [("Content-Encoding", coding), ("Cache-Control", "max-age=60")], body: body))
+            server.setRoute("/zipped.png", .init(headers: [.contentEncoding: coding, .cacheControl: "max-age=60"], body: body))
             let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
             defer { disk.close() }
             let pipeline = ImagePipeline(configuration: .init(dataLoader: loader, dataCache: disk))
             let response = try await pipeline.image(for: server.url("/zipped.png"))
             #expect(response.image.width == 256 && response.dataCount == Self.png.count)
-            #expect(server.lastRequest("/zipped.png")?.header("Accept-Encoding")?.contains(coding) == true)
+            #expect(server.lastRequest("/zipped.png")?.headers[.acceptEncoding]?.contains(coding) == true)
             #expect(disk.cachedData(forKey: server.url("/zipped.png").absoluteString)?.data == Self.png)
         }
     }

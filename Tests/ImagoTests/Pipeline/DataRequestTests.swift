@@ -27,22 +27,22 @@ struct DataRequestTests {
         }
     }
 
-    func setHeaders(_ headers: [(String, String)]) {
+    func setHeaders(_ headers: HTTPFields) {
         document.state.withLock { $0.headers = headers }
     }
 
     @Test("a body that is no image is stored and served fresh from disk, with its Content-Type")
     func freshFromDisk() async throws {
         try await withScenario { server, pipeline, disk, url in
-            setHeaders([("Cache-Control", "max-age=60"), ("Content-Type", "image/svg+xml")])
+            setHeaders([.cacheControl: "max-age=60", .contentType: "image/svg+xml"])
             let first = try await pipeline.data(for: ImageRequest(url: url))
-            #expect(first.source == .network && first.data == svg(1) && first.header("content-type") == "image/svg+xml")
+            #expect(first.source == .network && first.data == svg(1) && first.headers[.contentType] == "image/svg+xml")
             #expect(disk.containsData(forKey: url.absoluteString))
 
             clock.advance(by: .seconds(30))
             let second = try await pipeline.data(for: ImageRequest(url: url))
             #expect(second.source == .disk && second.data == svg(1) && !second.freshness.isStale)
-            #expect(second.header("Content-Type") == "image/svg+xml")
+            #expect(second.headers[.contentType] == "image/svg+xml")
             #expect(server.requestCount("/doc.svg") == 1)
         }
     }
@@ -50,13 +50,13 @@ struct DataRequestTests {
     @Test("a stale entry is revalidated: the 304 serves the stored bytes; a changed document replaces them")
     func revalidated() async throws {
         try await withScenario { server, pipeline, _, url in
-            setHeaders([("Cache-Control", "max-age=60")])
+            setHeaders([.cacheControl: "max-age=60"])
             _ = try await pipeline.data(for: ImageRequest(url: url))
             clock.advance(by: .seconds(120))
             let confirmed = try await pipeline.data(for: ImageRequest(url: url))
             guard case .revalidated = confirmed.freshness else { Issue.record("\(confirmed.freshness)"); return }
             #expect(confirmed.source == .disk && confirmed.data == svg(1))
-            #expect(server.lastRequest("/doc.svg")?.header("If-None-Match") == "\"v1\"")
+            #expect(server.lastRequest("/doc.svg")?.headers[.ifNoneMatch] == "\"v1\"")
 
             document.state.withLock { $0.version = 2 }
             clock.advance(by: .seconds(120))
@@ -71,7 +71,7 @@ struct DataRequestTests {
     @Test("stale-if-error: a 503 serves the stored bytes at once, marked stale")
     func staleIfError() async throws {
         try await withScenario { server, pipeline, _, url in
-            setHeaders([("Cache-Control", "max-age=10, stale-if-error=600")])
+            setHeaders([.cacheControl: "max-age=10, stale-if-error=600"])
             _ = try await pipeline.data(for: ImageRequest(url: url))
             document.state.withLock { $0.status = 503 }
             clock.advance(by: .seconds(60))
@@ -84,12 +84,12 @@ struct DataRequestTests {
     @Test("no-store is never written; stale-while-revalidate serves and refreshes in the background")
     func noStoreAndBackgroundRefresh() async throws {
         try await withScenario { server, pipeline, disk, url in
-            setHeaders([("Cache-Control", "no-store")])
+            setHeaders([.cacheControl: "no-store"])
             _ = try await pipeline.data(for: ImageRequest(url: url))
             #expect(!disk.containsData(forKey: url.absoluteString))
             #expect(try await pipeline.data(for: ImageRequest(url: url)).source == .network)
 
-            setHeaders([("Cache-Control", "max-age=10, stale-while-revalidate=600")])
+            setHeaders([.cacheControl: "max-age=10, stale-while-revalidate=600"])
             _ = try await pipeline.data(for: ImageRequest(url: url))
             document.state.withLock { $0.version = 2 }
             clock.advance(by: .seconds(60))
@@ -104,9 +104,9 @@ struct DataRequestTests {
     @Test("Vary: an entry stored for one Accept value does not answer another")
     func vary() async throws {
         try await withScenario { server, pipeline, _, url in
-            setHeaders([("Cache-Control", "max-age=600"), ("Vary", "Accept")])
-            let json = ImageRequest(url: url, headers: [HTTPHeader("Accept", "application/json")])
-            let xml = ImageRequest(url: url, headers: [HTTPHeader("Accept", "application/xml")])
+            setHeaders([.cacheControl: "max-age=600", .vary: "Accept"])
+            let json = ImageRequest(url: url, headers: [.accept: "application/json"])
+            let xml = ImageRequest(url: url, headers: [.accept: "application/xml"])
             _ = try await pipeline.data(for: json)
             #expect(try await pipeline.data(for: json).source == .disk)
             #expect(try await pipeline.data(for: xml).source == .network)
@@ -118,7 +118,7 @@ struct DataRequestTests {
     func coalescing() async throws {
         try await withTestServer { server, loader in
             let png = VersionedImage.body(version: 1)
-            server.setRoute("/image.png", .init(headers: [("Cache-Control", "max-age=60")], body: png))
+            server.setRoute("/image.png", .init(headers: [.cacheControl: "max-age=60"], body: png))
             let pipeline = ImagePipeline(configuration: .init(dataLoader: loader, imageCache: nil))
             let url = server.url("/image.png")
             server.holdResponses()

@@ -11,14 +11,14 @@ struct DownloadAttemptsTests {
     let policy = RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(100))
     var generator = SeededGenerator(seed: 7)
 
-    func response(_ status: Int, _ count: Int = 10, headers: [HTTPHeader] = []) -> DataLoadingResponse {
+    func response(_ status: Int, _ count: Int = 10, headers: HTTPFields = [:]) -> DataLoadingResponse {
         DataLoadingResponse(data: Data(repeating: 1, count: count), statusCode: status, headers: headers, url: url)
     }
 
     /// A network failure after `count` bytes of a 200 whose ETag lets it be continued.
     func interrupted(after count: Int) -> DataLoadingError {
         var error = DataLoadingError(.network, url: url)
-        error.partial = response(200, count, headers: [HTTPHeader("ETag", "\"v1\"")])
+        error.partial = response(200, count, headers: [.eTag: "\"v1\""])
         return error
     }
 
@@ -68,10 +68,10 @@ struct DownloadAttemptsTests {
         let step = attempts.failed(interrupted(after: count), using: &generator)
         guard case .retry = step.next, case .store(let kept) = step.partial else { throw Unexpected(step) }
         #expect(kept.data.count == count)
-        #expect(attempts.rangeHeaders.contains(HTTPHeader("Range", "bytes=\(count)-")))
-        #expect(attempts.rangeHeaders.contains(HTTPHeader("If-Range", "\"v1\"")))
+        #expect(attempts.rangeHeaders.contains(HTTPField(name: .range, value: "bytes=\(count)-")))
+        #expect(attempts.rangeHeaders.contains(HTTPField(name: .ifRange, value: "\"v1\"")))
 
-        let rest = response(206, 100, headers: [HTTPHeader("Content-Range", "bytes \(count)-\(count + 99)/\(count + 100)")])
+        let rest = response(206, 100, headers: [.contentRange: "bytes \(count)-\(count + 99)/\(count + 100)"])
         let done = attempts.received(rest, using: &generator)
         guard case .finish(let whole) = done.next else { throw Unexpected(done) }
         #expect(whole.statusCode == 200 && whole.data.count == count + 100 && done.partial == .remove)
@@ -81,7 +81,7 @@ struct DownloadAttemptsTests {
     mutating func mismatchedRange() throws {
         let kept = PartialDownload(data: Data(count: PartialDownload.minimumCount), validator: "\"v1\"")
         var attempts = DownloadAttempts(policy: policy, partial: kept, resumable: true)
-        let step = attempts.received(response(206, 10, headers: [HTTPHeader("Content-Range", "bytes 0-9/10")]), using: &generator)
+        let step = attempts.received(response(206, 10, headers: [.contentRange: "bytes 0-9/10"]), using: &generator)
         guard case .retry = step.next else { throw Unexpected(step) }
         #expect(step.partial == .remove && attempts.rangeHeaders.isEmpty && attempts.attempt == 2)
     }

@@ -11,7 +11,7 @@ import Testing
 final class VersionedImage: Sendable {
     struct State {
         var version = 1
-        var headers: [(String, String)] = [("Cache-Control", "max-age=60")]
+        var headers: HTTPFields = [.cacheControl: "max-age=60"]
         var status: Int?
     }
 
@@ -34,8 +34,9 @@ final class VersionedImage: Sendable {
     func respond(to request: TestImageServer.Request) -> TestImageServer.Response {
         let (version, headers, status) = state.withLock { ($0.version, $0.headers, $0.status) }
         if let status { return .init(status: status) }
-        let all = headers + [("ETag", etag(version))]
-        if request.header("If-None-Match") == etag(version) {
+        var all = headers
+        all.append(HTTPField(name: .eTag, value: etag(version)))
+        if request.headers[.ifNoneMatch] == etag(version) {
             return .init(status: 304, headers: all)
         }
         return .init(headers: all, body: makeBody(version))
@@ -69,7 +70,7 @@ struct HTTPCachingTests {
         }
     }
 
-    func setHeaders(_ headers: [(String, String)]) {
+    func setHeaders(_ headers: HTTPFields) {
         image.state.withLock { $0.headers = headers }
     }
 
@@ -93,7 +94,7 @@ struct HTTPCachingTests {
             #expect(revalidated.source == .disk)
             guard case .revalidated = revalidated.freshness else { Issue.record("not revalidated: \(revalidated.freshness)"); return }
             #expect(revalidated.image.width == 41)
-            #expect(server.lastRequest("/image.png")?.header("If-None-Match") == "\"v1\"")
+            #expect(server.lastRequest("/image.png")?.headers[.ifNoneMatch] == "\"v1\"")
             #expect(server.requestCount("/image.png") == 2 && pipeline.statistics.revalidations == 1)
 
             clock.advance(by: .seconds(50))
@@ -147,7 +148,7 @@ struct HTTPCachingTests {
     func lastModified() async throws {
         try await withScenario { server, pipeline, _, url in
             let now = clock.date
-            setHeaders([("Date", HTTPDate.format(now)), ("Last-Modified", HTTPDate.format(now.addingTimeInterval(-10 * 3600)))])
+            setHeaders([.date: HTTPDate.format(now), .lastModified: HTTPDate.format(now.addingTimeInterval(-10 * 3600))])
             _ = try await pipeline.image(for: url)
             clock.advance(by: .seconds(50 * 60)) // lifetime: 10% of 10 hours
             #expect(try await pipeline.image(for: url).source == .disk)
@@ -155,7 +156,7 @@ struct HTTPCachingTests {
             clock.advance(by: .seconds(20 * 60))
             _ = try await pipeline.image(for: url)
             #expect(server.requestCount("/image.png") == 2)
-            #expect(server.lastRequest("/image.png")?.header("If-Modified-Since") == HTTPDate.format(now.addingTimeInterval(-10 * 3600)))
+            #expect(server.lastRequest("/image.png")?.headers[.ifModifiedSince] == HTTPDate.format(now.addingTimeInterval(-10 * 3600)))
         }
     }
 
@@ -163,7 +164,7 @@ struct HTTPCachingTests {
     func expiresAndAge() async throws {
         try await withScenario { server, pipeline, _, url in
             let now = clock.date
-            setHeaders([("Date", HTTPDate.format(now)), ("Expires", HTTPDate.format(now.addingTimeInterval(60)))])
+            setHeaders([.date: HTTPDate.format(now), .expires: HTTPDate.format(now.addingTimeInterval(60))])
             _ = try await pipeline.image(for: url)
             clock.advance(by: .seconds(50))
             #expect(try await pipeline.image(for: url).source == .disk)
@@ -172,7 +173,7 @@ struct HTTPCachingTests {
             _ = try await pipeline.image(for: url)
             #expect(server.requestCount("/image.png") == 2)
 
-            setHeaders([("Cache-Control", "max-age=60"), ("Age", "50")])
+            setHeaders([.cacheControl: "max-age=60", .age: "50"])
             _ = try await pipeline.image(for: ImageRequest(url: url, networkPolicy: .reload))
             clock.advance(by: .seconds(5))
             #expect(try await pipeline.image(for: url).source == .disk)
@@ -185,12 +186,12 @@ struct HTTPCachingTests {
     @Test("no-store is never written; no-cache is stored but revalidated every time")
     func noStoreNoCache() async throws {
         try await withScenario { server, pipeline, disk, url in
-            setHeaders([("Cache-Control", "no-store")])
+            setHeaders([.cacheControl: "no-store"])
             _ = try await pipeline.image(for: url)
             #expect(!disk.containsData(forKey: url.absoluteString))
             #expect(try await pipeline.image(for: url).source == .network)
 
-            setHeaders([("Cache-Control", "max-age=600, no-cache")])
+            setHeaders([.cacheControl: "max-age=600, no-cache"])
             _ = try await pipeline.image(for: url)
             #expect(disk.containsData(forKey: url.absoluteString))
             let next = try await pipeline.image(for: url)
@@ -202,16 +203,16 @@ struct HTTPCachingTests {
     @Test("an entry stored for one Vary value does not answer another; Vary: * is not stored")
     func vary() async throws {
         try await withScenario { server, pipeline, disk, url in
-            setHeaders([("Cache-Control", "max-age=60"), ("Vary", "Accept")])
-            let webp = ImageRequest(url: url, headers: [HTTPHeader("Accept", "image/webp")])
-            let png = ImageRequest(url: url, headers: [HTTPHeader("Accept", "image/png")])
+            setHeaders([.cacheControl: "max-age=60", .vary: "Accept"])
+            let webp = ImageRequest(url: url, headers: [.accept: "image/webp"])
+            let png = ImageRequest(url: url, headers: [.accept: "image/png"])
             _ = try await pipeline.image(for: webp)
             #expect(try await pipeline.image(for: webp).source == .disk)
             #expect(try await pipeline.image(for: png).source == .network)
             #expect(server.requestCount("/image.png") == 2)
 
             try disk.removeAll()
-            setHeaders([("Cache-Control", "max-age=60"), ("Vary", "*")])
+            setHeaders([.cacheControl: "max-age=60", .vary: "*"])
             _ = try await pipeline.image(for: url)
             #expect(!disk.containsData(forKey: url.absoluteString))
         }
@@ -220,7 +221,7 @@ struct HTTPCachingTests {
     @Test("stale-while-revalidate serves the stale entry at once and refreshes it in the background")
     func staleWhileRevalidate() async throws {
         try await withScenario { server, pipeline, disk, url in
-            setHeaders([("Cache-Control", "max-age=10, stale-while-revalidate=60")])
+            setHeaders([.cacheControl: "max-age=10, stale-while-revalidate=60"])
             _ = try await pipeline.image(for: url)
             image.state.withLock { $0.version = 2 }
             clock.advance(by: .seconds(30))
@@ -242,7 +243,7 @@ struct HTTPCachingTests {
     @Test("stale-if-error serves the stale entry on a 503 within its window, and not after it")
     func staleIfError() async throws {
         try await withScenario(servesStaleWhenOffline: false) { _, pipeline, _, url in
-            setHeaders([("Cache-Control", "max-age=10, stale-if-error=60")])
+            setHeaders([.cacheControl: "max-age=10, stale-if-error=60"])
             _ = try await pipeline.image(for: url)
             image.state.withLock { $0.status = 503 }
             clock.advance(by: .seconds(30))
@@ -256,7 +257,7 @@ struct HTTPCachingTests {
     @Test("offline: a reset connection serves the stale entry, unless must-revalidate or the policy is off")
     func offline() async throws {
         try await withScenario { server, pipeline, _, url in
-            setHeaders([("Cache-Control", "max-age=10")])
+            setHeaders([.cacheControl: "max-age=10"])
             _ = try await pipeline.image(for: url)
             server.setRoute("/image.png", .init(behaviour: .reset))
             clock.advance(by: .seconds(3600))
@@ -265,7 +266,7 @@ struct HTTPCachingTests {
             #expect(stale.image.width == 41)
         }
         try await withScenario { server, pipeline, _, url in
-            setHeaders([("Cache-Control", "max-age=10, must-revalidate")])
+            setHeaders([.cacheControl: "max-age=10, must-revalidate"])
             _ = try await pipeline.image(for: url)
             server.setRoute("/image.png", .init(behaviour: .reset))
             clock.advance(by: .seconds(3600))
@@ -286,7 +287,7 @@ struct HTTPCachingTests {
         let connectTimeout = Duration.seconds(20)
         let server = try await TestImageServer.start()
         server.setRoute("/image.png") { [image] in image.respond(to: $0) }
-        setHeaders([("Cache-Control", "max-age=10, stale-if-error=3600")])
+        setHeaders([.cacheControl: "max-age=10, stale-if-error=3600"])
         let loader = HTTPDataLoader(configuration: .init(connectTimeout: connectTimeout))
         let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
         defer { disk.close() }
@@ -337,7 +338,7 @@ struct HTTPCachingTests {
         try await withScenario { server, pipeline, _, url in
             _ = try await pipeline.image(for: url)
             let reload = try await pipeline.image(for: ImageRequest(url: url, networkPolicy: .reload))
-            #expect(reload.source == .network && server.lastRequest("/image.png")?.header("If-None-Match") == nil)
+            #expect(reload.source == .network && server.lastRequest("/image.png")?.headers[.ifNoneMatch] == nil)
 
             let revalidate = try await pipeline.image(for: ImageRequest(url: url, networkPolicy: .revalidate))
             guard case .revalidated = revalidate.freshness else { Issue.record("\(revalidate.freshness)"); return }
@@ -358,7 +359,7 @@ struct HTTPCachingTests {
     @Test("ignoring HTTP headers keeps even no-store responses and serves them however old")
     func ignoringHeaders() async throws {
         try await withScenario(policy: .ignoreHTTPHeaders) { server, pipeline, _, url in
-            setHeaders([("Cache-Control", "no-store, max-age=0")])
+            setHeaders([.cacheControl: "no-store, max-age=0"])
             _ = try await pipeline.image(for: url)
             clock.advance(by: .seconds(86_400 * 30))
             let response = try await pipeline.image(for: url)

@@ -51,7 +51,7 @@ struct ImagePipelineHTTPTests {
     @Test("a real JPEG is decoded small for a target size, stored on disk, then served from disk and memory")
     func decodeAndTiers() async throws {
         try await withPipeline { server, pipeline, disk in
-            server.setRoute("/photo.jpg", .init(headers: [("Cache-Control", "max-age=60")], body: Self.photo))
+            server.setRoute("/photo.jpg", .init(headers: [.cacheControl: "max-age=60"], body: Self.photo))
             let request = ImageRequest(url: server.url("/photo.jpg"), targetSize: ImageSize(width: 80, height: 80))
             let first = try await pipeline.image(for: request)
             #expect(first.source == .network)

@@ -29,15 +29,15 @@ final class RangeServer: Sendable {
     func respond(to request: TestImageServer.Request) -> TestImageServer.Response {
         state.withLock { state in
             var start = 0
-            if let range = request.header("Range") {
+            if let range = request.headers[.range] {
                 state.ranges.append(range)
-                if request.header("If-Range") == state.etag, range.hasPrefix("bytes="), range.hasSuffix("-"),
+                if request.headers[.ifRange] == state.etag, range.hasPrefix("bytes="), range.hasSuffix("-"),
                    let first = Int(range.dropFirst(6).dropLast()), first < state.body.count {
                     start = first
                 }
             }
-            var headers = [("ETag", state.etag), ("Accept-Ranges", "bytes"), ("Cache-Control", "max-age=60")]
-            if start > 0 { headers.append(("Content-Range", "bytes \(start)-\(state.body.count - 1)/\(state.body.count)")) }
+            var headers: HTTPFields = [.eTag: state.etag, .acceptRanges: "bytes", .cacheControl: "max-age=60"]
+            if start > 0 { headers[.contentRange] = "bytes \(start)-\(state.body.count - 1)/\(state.body.count)" }
             let slice = Data(state.body[start...])
             let status = start > 0 ? 206 : 200
             if state.cuts > 0 {
@@ -115,7 +115,7 @@ struct ResumableDownloadTests {
             let response = try await pipeline(loader, disk, retries: Self.patient).image(for: url)
             #expect(response.image == Self.first.image)
             try expectOnlyTheRestSent(ranges)
-            #expect(server.lastRequest("/big.png")?.header("If-Range") == "\"v1\"")
+            #expect(server.lastRequest("/big.png")?.headers[.ifRange] == "\"v1\"")
             #expect(disk.cachedData(forKey: url.absoluteString)?.data == Self.first.data)
             #expect(!disk.containsData(forKey: DiskKey.partialDownload(url.absoluteString)))
         }
@@ -161,19 +161,19 @@ struct ResumableDownloadTests {
     @Test("the kept bytes are tied to a strong ETag, else to Last-Modified, and need a validator and 16 KB")
     func validators() {
         let url = URL(fileURLWithPath: "/")
-        func kept(_ headers: [(String, String)], count: Int = 20_000) -> PartialDownload? {
-            let response = DataLoadingResponse(data: Data(count: count), headers: headers.map { HTTPHeader($0.0, $0.1) }, url: url)
+        func kept(_ headers: HTTPFields, count: Int = 20_000) -> PartialDownload? {
+            let response = DataLoadingResponse(data: Data(count: count), headers: headers, url: url)
             var error = DataLoadingError(.network, url: url)
             error.partial = response
             return PartialDownload(from: error, continuing: nil)
         }
         let lastModified = "Sun, 06 Nov 1994 08:49:37 GMT"
-        #expect(kept([("ETag", "\"a\""), ("Last-Modified", lastModified)])?.validator == "\"a\"")
-        #expect(kept([("ETag", "W/\"a\""), ("Last-Modified", lastModified)])?.validator == lastModified, "weak ETags cannot be If-Range")
-        #expect(kept([("ETag", "W/\"a\"")]) == nil)
-        #expect(kept([]) == nil)
-        #expect(kept([("ETag", "\"a\"")], count: 1000) == nil, "too small to be worth a range")
-        #expect(kept([("ETag", "\"a\"")]).map { $0.rangeHeaders } == [HTTPHeader("Range", "bytes=20000-"), HTTPHeader("If-Range", "\"a\"")])
+        #expect(kept([.eTag: "\"a\"", .lastModified: lastModified])?.validator == "\"a\"")
+        #expect(kept([.eTag: "W/\"a\"", .lastModified: lastModified])?.validator == lastModified, "weak ETags cannot be If-Range")
+        #expect(kept([.eTag: "W/\"a\""]) == nil)
+        #expect(kept([:]) == nil)
+        #expect(kept([.eTag: "\"a\""], count: 1000) == nil, "too small to be worth a range")
+        #expect(kept([.eTag: "\"a\""]).map { $0.rangeHeaders } == [.range: "bytes=20000-", .ifRange: "\"a\""])
     }
 
     @Test("Content-Range values are parsed strictly; a 206 that does not continue the kept bytes is refused")
@@ -186,7 +186,7 @@ struct ResumableDownloadTests {
         }
         let kept = PartialDownload(data: Data(count: 100), validator: "\"v1\"")
         func part(_ range: String, count: Int) -> DataLoadingResponse {
-            DataLoadingResponse(data: Data(count: count), statusCode: 206, headers: [HTTPHeader("Content-Range", range)], url: URL(fileURLWithPath: "/"))
+            DataLoadingResponse(data: Data(count: count), statusCode: 206, headers: [.contentRange: range], url: URL(fileURLWithPath: "/"))
         }
         #expect(kept.completed(by: part("bytes 100-149/150", count: 50))?.data.count == 150)
         #expect(kept.completed(by: part("bytes 90-149/150", count: 60)) == nil, "overlaps the kept bytes")

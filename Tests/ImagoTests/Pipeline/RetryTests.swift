@@ -99,13 +99,13 @@ struct RetryTests {
     @Test("Retry-After is waited for; one longer than the maximum fails at once")
     func retryAfter() async throws {
         try await withPipeline { server, pipeline in
-            failThenSucceed(server, [.init(status: 503, headers: [("Retry-After", "1")])])
+            failThenSucceed(server, [.init(status: 503, headers: [.retryAfter: "1"])])
             let start = ContinuousClock.now
             _ = try await pipeline.image(for: server.url("/flaky.png"))
             #expect(ContinuousClock.now - start >= .seconds(1), "the server asked for a second")
             #expect(server.requestCount("/flaky.png") == 2)
 
-            server.setRoute("/busy.png", .init(status: 429, headers: [("Retry-After", "3600")]))
+            server.setRoute("/busy.png", .init(status: 429, headers: [.retryAfter: "3600"]))
             await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: server.url("/busy.png")) }
             #expect(server.requestCount("/busy.png") == 1)
         }
@@ -114,7 +114,7 @@ struct RetryTests {
     @Test("cancelling during the backoff ends the load with cancelled, and no further attempt is made")
     func cancelDuringBackoff() async throws {
         try await withPipeline(RetryPolicy(maximumAttempts: 3, initialDelay: .seconds(60), maximumDelay: .seconds(60))) { server, pipeline in
-            server.setRoute("/down.png", .init(status: 503, headers: [("Retry-After", "20")]))
+            server.setRoute("/down.png", .init(status: 503, headers: [.retryAfter: "20"]))
             let task = pipeline.imageTask(for: ImageRequest(url: server.url("/down.png")))
             await server.waitForRequests("/down.png", count: 1)
             task.cancel()
