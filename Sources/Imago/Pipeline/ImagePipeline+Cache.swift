@@ -60,7 +60,8 @@ extension ImagePipeline {
 
         /// Removes the data for `key` from disk.
         public func removeData(forKey key: String) async {
-            await pipeline.removeStoredData(forKey: DiskKey.data(key))
+            guard let dataCache else { return }
+            await pipeline.diskThreads.run { [logger = pipeline.logger] in StoreStage.remove(DiskKey.data(key), from: dataCache, logger: logger) }
         }
 
         /// Removes what `request` left in memory and on disk.

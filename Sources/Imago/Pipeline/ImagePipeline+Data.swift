@@ -32,7 +32,7 @@ extension ImagePipeline {
         if let metadata = fetched.metadata, !fetched.freshness.isStale, request.cachePolicy.write.contains(.disk),
            let dataCache = configuration.dataCache, fetched.storeClaim.take() {
             await diskThreads.run(priority: request.priority) { [logger] in
-                Self.store(fetched.data, metadata: metadata, forKey: DiskKey.data(request.cacheKey), in: dataCache, logger: logger)
+                StoreStage.store(fetched.data, metadata: metadata, forKey: DiskKey.data(request.cacheKey), in: dataCache, logger: logger)
             }
         }
         return DataResponse(data: fetched.data, headers: fetched.headers, request: request, source: fetched.source, freshness: fetched.freshness)
@@ -68,7 +68,7 @@ extension ImagePipeline {
     /// for it; leaving it when the calling task is cancelled.
     private func sharedData(for request: ImageRequest, revalidating stale: StoredEntry?) async -> Result<FetchedData, Error> {
         await dataFetches.value(for: request.dataFetchKey, priority: request.priority, subscribed: { if $0 { metrics.coalesced() } }) { [self] context in
-            await fetchData(request, revalidating: stale, context: context)
+            await FetchDataStage(request, pipeline: self, revalidating: stale, context: context).run()
         }
     }
 }

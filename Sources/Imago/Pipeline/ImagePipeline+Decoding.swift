@@ -77,9 +77,7 @@ extension ImagePipeline {
     ) async throws(ImagePipeline.Error) -> Output {
         let name = request.url?.absoluteString ?? request.cacheKey
         let outcome = await decodeThreads.run(priority: request.priority) { [self] () -> Result<Output, ImagePipeline.Error> in
-            let decoded = Self.decodeAndProcess(data, options: decodingOptions(for: request), decoders: configuration.decoders, processors: request.processors)
-            Self.releaseFreedMemory(afterDecoding: data.count)
-            switch decoded {
+            switch DecodeStage(request, pipeline: self).run(data).flatMap(ProcessStage(request.processors).run) {
             case .success(let image): return finish(image, name)
             case .failure(.decoding(let error)): return .failure(.decodingFailed(key: name, underlying: error))
             case .failure(.processing(let processor)): return .failure(.processingFailed(key: name, processor: processor))
@@ -95,24 +93,6 @@ extension ImagePipeline {
         case processing(String)
     }
 
-    /// Decodes `data` and runs `processors` over the result, in order.
-    /// Errors are typed by stage: data that does not decode is never kept.
-    static func decodeAndProcess(
-        _ data: Data, options: ImageDecodingOptions, decoders: [any ImageDecoding], processors: [any ImageProcessing]
-    ) -> Result<Image, RenderFailure> {
-        var image: Image
-        do {
-            image = try decode(data, options: options, decoders: decoders)
-        } catch {
-            return .failure(.decoding(error))
-        }
-        for processor in processors {
-            guard let processed = processor.process(image) else { return .failure(.processing(processor.identifier)) }
-            image = processed
-        }
-        return .success(image)
-    }
-
     /// Decodes with the first decoder that handles the sniffed format, then
     /// scales to the output size.
     static func decode(_ data: Data, options: ImageDecodingOptions, decoders: [any ImageDecoding]) throws(ImageDecodingError) -> Image {
@@ -124,15 +104,6 @@ extension ImagePipeline {
         // Decoders that cannot scale exactly return a larger image.
         return options.scaled(try decoder.decode(data, options: options))
     }
-
-    /// Where a request's processed image is kept on disk, if the
-    /// configuration keeps processed images and the request has any.
-    func processedStore(for request: ImageRequest) -> ProcessedImageStore? {
-        guard configuration.diskStorage.contains(.processedImages), request.cachePolicy.write.contains(.disk),
-              let dataCache = configuration.dataCache else { return nil }
-        guard !request.imageKey.isOriginal else { return nil }
-        return ProcessedImageStore(key: DiskKey.processedImage(request.imageKey), encoder: configuration.processedImageEncoder, dataCache: dataCache)
-    }
 }
 
 extension Result where Failure == ImagePipeline.RenderFailure {
@@ -140,23 +111,5 @@ extension Result where Failure == ImagePipeline.RenderFailure {
     var isDecodingFailure: Bool {
         if case .failure(.decoding) = self { return true }
         return false
-    }
-}
-
-/// Writes a request's processed image to the disk tier, encoded, under its
-/// image key, with the original's HTTP metadata (so it ages with it).
-struct ProcessedImageStore: Sendable {
-    let key: String
-    let encoder: any ImageEncoding
-    let dataCache: any DataCaching
-
-    /// Stores a successful, still (not animated) result.
-    func store(_ result: Result<Image, ImagePipeline.RenderFailure>, metadata: Data, logger: Logger) {
-        guard case .success(let image) = result, image.animation == nil else { return }
-        do {
-            try dataCache.storeData(try encoder.encode(image), metadata: metadata, forKey: key)
-        } catch {
-            logger.warning("storing a processed image failed", metadata: ["key": "\(key)", "error": "\(error)"])
-        }
     }
 }

@@ -125,22 +125,9 @@ public final class ImagePipeline: Sendable {
             metrics.completed(outcome, after: ContinuousClock.now - start)
         }
         activeTasks.withLock { $0[task.id] = task }
-        let observer = ImageFetches.Observer(
-            progress: { task.reportProgress($0) },
-            completion: { outcome in
-                let result = outcome.map { fetched in
-                    var timings = fetched.timings
-                    timings.total = ContinuousClock.now - start
-                    return ImageResponse(
-                        image: fetched.image, request: request, source: fetched.source, freshness: fetched.freshness,
-                        dataCount: fetched.dataCount, timings: timings
-                    )
-                }
-                task.finish(result)
-            }
-        )
-        let subscription = imageFetches.subscribe(key: request.imageFetchKey, priority: request.priority, observer: observer) {
-            [self] context, complete in startImageFetch(request, context: context, complete: complete)
+        let observer = ImageFetches.Observer(progress: task.reportProgress, completion: { task.complete($0, startedAt: start) })
+        let subscription = imageFetches.subscribe(key: request.imageFetchKey, priority: request.priority, observer: observer) { [self] context, complete in
+            LoadImageStage.start(request, in: self, context: context, complete: complete)
         }
         if subscription.joined { metrics.coalesced() }
         task.attach(subscription)

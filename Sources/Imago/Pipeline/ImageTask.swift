@@ -112,7 +112,19 @@ public final class ImageTask: Sendable, Hashable {
         if alreadyFinished { subscription.cancel() }
     }
 
-    func reportProgress(_ progress: DownloadProgress) {
+    /// Completes the task with its shared fetch's outcome, timed from `start`.
+    func complete(_ outcome: Result<FetchedImage, ImagePipeline.Error>, startedAt start: ContinuousClock.Instant) {
+        finish(outcome.map { fetched in
+            var timings = fetched.timings
+            timings.total = ContinuousClock.now - start
+            return ImageResponse(
+                image: fetched.image, request: request, source: fetched.source, freshness: fetched.freshness, dataCount: fetched.dataCount,
+                timings: timings
+            )
+        })
+    }
+
+    @Sendable func reportProgress(_ progress: DownloadProgress) {
         state.withLock { $0.progressContinuation }?.yield(progress)
     }
 

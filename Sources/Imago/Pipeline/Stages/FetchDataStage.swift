@@ -1,0 +1,119 @@
+import Foundation
+import Synchronization
+
+/// The downloads shared by identical requests, images and `data(for:)`
+/// alike: one per data key (a reload has its own).
+typealias DataFetches = CoalescingPool<DataFetchKey, FetchedData, ImagePipeline.Error>
+
+/// What a shared data fetch produces: the bytes (downloaded, or the disk
+/// entry a 304 confirmed or a failure let stand in), how long they took, and
+/// the right to store them, which the first waiter to decode them takes.
+struct FetchedData: Sendable {
+    var data: Data
+    /// The response fields (for stored bytes, the ones kept with them).
+    var headers: HTTPFields = [:]
+    var download: Duration
+    /// `.network` for a download, `.disk` for stored bytes.
+    var source: ImageResponse.Source = .network
+    var freshness: ImageResponse.Freshness = .fresh
+    /// What to store with the data; `nil` if it must not be stored.
+    var metadata: Data?
+    var storeClaim = StoreClaim()
+}
+
+/// Taken once: whoever takes it stores the data on disk, in the same trip to
+/// a blocking thread as its decode (one hand-off instead of two), and only
+/// if the data decoded, so that undecodable data never lands on disk.
+final class StoreClaim: Sendable {
+    private let taken = Atomic<Bool>(false)
+
+    /// `true` for the first caller only.
+    func take() -> Bool {
+        !taken.exchange(true, ordering: .acquiringAndReleasing)
+    }
+}
+
+/// One shared data fetch: the request's data provider, or a download of
+/// its URL (conditional when a stale entry is given) with its retries and
+/// resumption, the outcome judged by the HTTP caching rules. The caller has
+/// already looked on disk; the first waiter to decode the data stores it.
+/// Runs in the pool's task for the data key; images and `data(for:)` share it.
+struct FetchDataStage {
+    private let pipeline: ImagePipeline
+    private let request: ImageRequest
+    private let stale: StoredEntry?
+    private let context: DataFetches.Context
+
+    init(_ request: ImageRequest, pipeline: ImagePipeline, revalidating stale: StoredEntry?, context: DataFetches.Context) {
+        self.pipeline = pipeline
+        self.request = request
+        self.stale = stale
+        self.context = context
+    }
+
+    func run() async -> Result<FetchedData, ImagePipeline.Error> {
+        let start = ContinuousClock.now
+        let slot = DownloadSlot(context: context, limiter: pipeline.downloadLimiter)
+        let url: URL
+        switch request.source {
+        case .url(let value): url = value
+        case .provider(let key, let load): return await provide(key: key, load: load, slot: slot, since: start)
+        }
+        // 1. The request: the caller's fields, and the stale entry's validators.
+        let rules = pipeline.cacheRules
+        let dataRequest = DataRequest(url: url, headers: request.headers + (stale.map(rules.validators(for:)) ?? [:]))
+        let requestTime = rules.now()
+        // 2. The download, its attempts and resumption (a stale copy that may
+        //    stand in for a failure does so at once, not after the retries).
+        let attempts = DownloadLoop(
+            pipeline: pipeline, key: request.cacheKey, context: context, slot: slot,
+            resumable: stale == nil && request.cachePolicy.write.contains(.disk),
+            retries: !(stale.map(rules.allowsStaleOnError) ?? false)
+        )
+        let outcome = await attempts.run(dataRequest)
+        let download = ContinuousClock.now - start
+        // 3. The outcome, under the HTTP caching rules.
+        switch outcome {
+        case .success(let response) where response.statusCode == 304:
+            guard let stale else { return .failure(.httpStatus(code: 304, url: url)) }
+            pipeline.metrics.revalidated()
+            let metadata = rules.refreshed(stale, with: response, requestHeaders: request.headers, requestTime: requestTime)
+            return .success(FetchedData(
+                data: stale.data, headers: HTTPCacheMetadata(decoding: metadata)?.headers ?? response.headers, download: download,
+                source: .disk, freshness: .revalidated, metadata: metadata
+            ))
+        case .success(let response):
+            pipeline.metrics.networkLoad(bytes: response.data.count)
+            // Without a disk cache nothing is stored: the metadata is not worth making.
+            let metadata = pipeline.configuration.dataCache == nil
+                ? nil : rules.metadata(for: response, requestHeaders: request.headers, requestTime: requestTime)
+            return .success(FetchedData(data: response.data, headers: response.headers, download: download, metadata: metadata))
+        case .failure(let error):
+            guard let stale, error.isTemporary, rules.allowsStaleOnError(stale) else { return .failure(error) }
+            pipeline.logger.info("serving a stale cached copy", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
+            return .success(FetchedData(
+                data: stale.data, headers: stale.metadata?.headers ?? [:], download: download, source: .disk,
+                freshness: .stale(.networkFailed(error))
+            ))
+        }
+    }
+
+    /// The data from the request's provider, within a download slot.
+    private func provide(
+        key: String, load: @Sendable () async throws -> Data, slot: DownloadSlot, since start: ContinuousClock.Instant
+    ) async -> Result<FetchedData, ImagePipeline.Error> {
+        let outcome = await slot.withTurn(host: "") { () async -> Result<Data, ImagePipeline.Error> in
+            do {
+                return .success(try await load())
+            } catch {
+                if Task.isCancelled { return .failure(.cancelled(key: key)) }
+                if let error = error as? URLError, error.code == .badURL { return .failure(.invalidRequest(key: key, reason: "not a valid URL")) }
+                return .failure(.dataProviderFailed(key: key, underlying: error))
+            }
+        } ?? .failure(.cancelled(key: key))
+        return outcome.map { data in
+            pipeline.metrics.networkLoad(bytes: data.count)
+            return FetchedData(data: data, download: ContinuousClock.now - start, metadata: Data())
+        }
+    }
+}
