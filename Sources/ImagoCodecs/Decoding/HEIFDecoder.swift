@@ -40,7 +40,8 @@ public struct HEIFDecoder: ImageDecoding {
         )
         let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
         var decoded: OpaquePointer?
-        try check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, nil))
+        try check(
+            heif_decode_image(handle, &decoded, heif_colorspace_RGB, hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, nil))
         guard let decoded else { throw ImageDecodingError(code: .corrupt, format: .heic, detail: "no pixels") }
         defer { heif_image_release(decoded) }
         let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
@@ -48,6 +49,15 @@ public struct HEIFDecoder: ImageDecoding {
         // A grid image decodes to the size its grid declares, which libheif
         // 1.15 does not check against the size checked above.
         try options.checkPixelCount(width: width, height: height, format: .heic)
+        // Nor does it check the coded size (in the HEVC parameter sets)
+        // against the declared one: a damaged file decodes to a larger
+        // image whose undecoded parts are memory libheif never wrote.
+        let declared = (Int(heif_image_handle_get_width(handle)), Int(heif_image_handle_get_height(handle)))
+        guard declared == (width, height) else {
+            throw ImageDecodingError(
+                code: .corrupt, format: .heic, detail: "decodes to \(width)x\(height), declares \(declared.0)x\(declared.1)"
+            )
+        }
         var stride: Int32 = 0
         guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride) else {
             throw ImageDecodingError(code: .corrupt, format: .heic, detail: "no pixels")

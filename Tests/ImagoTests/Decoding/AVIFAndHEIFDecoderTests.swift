@@ -46,8 +46,8 @@ struct AVIFAndHEIFDecoderTests {
         let cases: [(UInt8, UInt8?, ImageSize, [[UInt8]])] = [
             (1, nil, ImageSize(width: 48, height: 64), [green, white, blue, red]),  // a quarter turn anti-clockwise
             (2, nil, ImageSize(width: 64, height: 48), [white, blue, red, green]),
-            (0, 1, ImageSize(width: 64, height: 48), [green, red, blue, white]),    // left and right exchanged
-            (1, 0, ImageSize(width: 48, height: 64), [red, blue, white, green]),    // turned, then top and bottom exchanged
+            (0, 1, ImageSize(width: 64, height: 48), [green, red, blue, white]),  // left and right exchanged
+            (1, 0, ImageSize(width: 48, height: 64), [red, blue, white, green]),  // turned, then top and bottom exchanged
         ]
         for (turns, mirror, size, corners) in cases {
             let data = try FormatFixtures.avif([FormatFixtures.quadrants()], quarterTurns: turns, mirrorMode: mirror)
@@ -108,6 +108,19 @@ struct AVIFAndHEIFDecoderTests {
         #expect(heicError?.code == .tooManyPixels(width: 64, height: 48, limit: 1_000))
     }
 
+    @Test("a HEIC whose coded size is larger than the size it declares is refused: libheif 1.15 leaves the difference unwritten")
+    func codedSizeBeyondDeclared() throws {
+        // Given the fixture with one byte of its HEVC parameter sets changed: it codes 158 columns and declares 64
+        let directory = TemporaryDirectory()
+        var damaged = try FormatFixtures.heic(FormatFixtures.quadrants(), directory: URL(fileURLWithPath: directory.path))
+        try #require(damaged.count > 100 && damaged[100] == 0x40, "the fixture's byte 100 is the one this test knows")
+        damaged[100] ^= 0xde
+
+        // Then the decode is refused, naming both sizes
+        let error = #expect(throws: ImageDecodingError.self) { try HEIFDecoder().decode(damaged, options: options) }
+        #expect(error?.code == .corrupt && error?.detail == "decodes to 158x48, declares 64x48", "\(String(describing: error))")
+    }
+
     @Test("truncated AVIF and HEIC are errors of their format; a bit-flipped one decodes to the same image every time, or is such an error")
     func damagedInput() throws {
         let directory = TemporaryDirectory()
@@ -121,7 +134,8 @@ struct AVIFAndHEIFDecoderTests {
                 let error = #expect(throws: ImageDecodingError.self, "\(length) bytes") { try decoder.decode(data.prefix(length), options: options) }
                 #expect(error?.format == format, "\(length) bytes: \(String(describing: error))")
             }
-            var decoded = 0, rejected = 0
+            var decoded = 0
+            var rejected = 0
             for _ in 0..<150 {
                 var damaged = data
                 let index = Int.random(in: 0..<damaged.count, using: &generator)
