@@ -45,7 +45,7 @@ let package = Package(
             ],
             path: "Benchmarks/ImagoBenchmarks",
             plugins: [
-                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]
         ),
         // Prints the hit ratios of the eviction policies: a ratio, not a timing.

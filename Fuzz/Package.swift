@@ -11,10 +11,10 @@ let package = Package(
     name: "ImagoFuzz",
     platforms: [.macOS(.v15)],
     products: formats.map { .executable(name: "fuzz-\($0.lowercased())", targets: ["Fuzz\($0)"]) } + [
-        .executable(name: "fuzz-seeds", targets: ["FuzzSeeds"]),
+        .executable(name: "fuzz-seeds", targets: ["FuzzSeeds"])
     ],
     dependencies: [
-        .package(name: "Imago", path: ".."),
+        .package(name: "Imago", path: "..")
     ],
     targets: formats.map {
         .executableTarget(name: "Fuzz\($0)", dependencies: ["DecoderFuzzing", .product(name: "ImagoCodecs", package: "Imago")])

@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-dependencies.sh
 
+echo "== swift format lint (.swift-format)"
+swift format lint --strict --recursive Package.swift Sources Tests Examples Benchmarks/Package.swift Benchmarks/Sources Benchmarks/Benchmarks \
+  Fuzz/Package.swift Fuzz/Sources
+
 echo "== swift build (no warnings allowed)"
 swift build --build-tests 2>&1 | tee .build-log.txt
 if grep -E "warning:" .build-log.txt | grep -v "^warning: '.*': found .* file(s) which are unhandled" | grep -q .; then

@@ -23,11 +23,12 @@ let networks = values(of: "--allow-network").compactMap(IPNetwork.init)
 let signing = try environment["IMAGO_KEY"].map { try URLSigning(hexKeys: $0, hexSalts: environment["IMAGO_SALT"] ?? "") }
 
 try FileManager.default.createDirectory(atPath: cacheFolder, withIntermediateDirectories: true)
-let images = try ImageService(configuration: .init(
-    signing: signing,
-    sourcePolicy: SourcePolicy(allowedNetworks: networks),
-    cacheFolder: cacheFolder
-))
+let images = try ImageService(
+    configuration: .init(
+        signing: signing,
+        sourcePolicy: SourcePolicy(allowedNetworks: networks),
+        cacheFolder: cacheFolder
+    ))
 
 let router = Router()
 // The app's own routes…

@@ -66,7 +66,9 @@ struct CacheCommand: ParsableCommand {
                 try cache.removeExpired()
                 try cache.trim(toSize: size.map { $0 << 20 } ?? cache.configuration.sizeLimit)
             }
-            print("removed \(countBefore - cache.count) entries, \(formatBytes(sizeBefore - cache.totalSize)); \(cache.count) left, \(formatBytes(cache.totalSize))")
+            print(
+                "removed \(countBefore - cache.count) entries, \(formatBytes(sizeBefore - cache.totalSize)); \(cache.count) left, \(formatBytes(cache.totalSize))"
+            )
         }
     }
 
@@ -79,7 +81,9 @@ struct CacheCommand: ParsableCommand {
             defer { cache.close() }
             let report = cache.verify()
             for problem in report.problems { print("removed \(problem)") }
-            print("\(report.sound) sound, \(report.removed) damaged and removed (\(formatBytes(Int(report.bytesRemoved)))), \(report.missing) missing files forgotten")
+            print(
+                "\(report.sound) sound, \(report.removed) damaged and removed (\(formatBytes(Int(report.bytesRemoved)))), \(report.missing) missing files forgotten"
+            )
         }
     }
 }

@@ -55,7 +55,10 @@ struct CacheDemoCommand: ParsableCommand {
         for (key, payload) in zip(keys, payloads) {
             let hit = fromDisk.time { reopened.cachedData(forKey: key) }
             fromDisk.entries += 1
-            guard let hit else { fromDisk.misses += 1; continue }
+            guard let hit else {
+                fromDisk.misses += 1
+                continue
+            }
             guard hit.data == payload else { throw DemoFailure("\(key): the disk returned different bytes") }
             fromDisk.bytes += hit.data.count
             fromDisk.hits += 1
@@ -67,12 +70,18 @@ struct CacheDemoCommand: ParsableCommand {
         for key in keys {
             let hit = fromMemory.time { memory.value(forKey: key) }
             fromMemory.entries += 1
-            if let hit { fromMemory.hits += 1; fromMemory.bytes += hit.count } else { fromMemory.misses += 1 }
+            if let hit {
+                fromMemory.hits += 1
+                fromMemory.bytes += hit.count
+            } else {
+                fromMemory.misses += 1
+            }
         }
         rows.append(fromMemory)
 
         PassReport.printTable(rows)
-        print("""
+        print(
+            """
 
             disk: \(reopened.count) entries, \(reopened.totalSize / 1024) KiB on disk (limit \(sizeLimit << 10) KiB), \
             reopened in \(openTime.formatted(.units(allowed: [.milliseconds], fractionalPart: .show(length: 1))))

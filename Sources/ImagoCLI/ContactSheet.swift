@@ -32,7 +32,9 @@ struct ContactSheet {
                 switch thumbnail.pixelFormat {
                 case .gray8, .grayAlpha8:
                     let gray = thumbnail.pixels[source]
-                    canvas[target] = gray; canvas[target + 1] = gray; canvas[target + 2] = gray
+                    canvas[target] = gray
+                    canvas[target + 1] = gray
+                    canvas[target + 2] = gray
                 case .rgb8, .rgba8:
                     canvas[target] = thumbnail.pixels[source]
                     canvas[target + 1] = thumbnail.pixels[source + 1]

@@ -32,7 +32,9 @@ struct DemoCommand: AsyncParsableCommand {
         let gallery = try Gallery(count: count)
         let server = try await TestImageServer.start()
         server.serve(gallery)
-        print("Imago demo: \(gallery.items.count) images (\(formatBytes(gallery.byteCount)), JPEG, PNG and WebP, up to 2400 px) generated in \(format(ContinuousClock.now - generationStart, in: .milliseconds)) ms")
+        print(
+            "Imago demo: \(gallery.items.count) images (\(formatBytes(gallery.byteCount)), JPEG, PNG and WebP, up to 2400 px) generated in \(format(ContinuousClock.now - generationStart, in: .milliseconds)) ms"
+        )
         print("image server: http://127.0.0.1:\(server.port)/gallery/")
         print("cache folder: \(folder)/cache\n")
 
@@ -155,9 +157,12 @@ struct DemoPass {
     static func printTable(_ passes: [DemoPass]) {
         let header = ["pass", "images", "bytes", "network", "disk hits", "memory hits", "p50 ms", "p99 ms", "wall ms"]
         let rows = passes.map { pass in
-            [pass.name, "\(pass.images.compactMap { $0 }.count)", formatBytes(pass.bytes), "\(pass.networkRequests)",
-             "\(pass.diskHits)", "\(pass.memoryHits)", format(pass.percentile(0.5), in: .milliseconds), format(pass.percentile(0.99), in: .milliseconds),
-             format(pass.wall, in: .milliseconds)]
+            [
+                pass.name, "\(pass.images.compactMap { $0 }.count)", formatBytes(pass.bytes), "\(pass.networkRequests)",
+                "\(pass.diskHits)", "\(pass.memoryHits)", format(pass.percentile(0.5), in: .milliseconds),
+                format(pass.percentile(0.99), in: .milliseconds),
+                format(pass.wall, in: .milliseconds),
+            ]
         }
         Terminal.printTable(header: header, rows: rows)
     }

@@ -59,7 +59,11 @@ struct FetchCommand: AsyncParsableCommand {
                         let image = response.image
                         let bytes = response.dataCount.map { formatBytes($0) } ?? "-"
                         let source = "\(response.source)" + Self.describe(response.freshness)
-                        return (index, "\(string)  \(image.width)x\(image.height) \(image.pixelFormat)  \(bytes)  from \(source)  \(format(response.timings.total, in: .milliseconds)) ms", true)
+                        return (
+                            index,
+                            "\(string)  \(image.width)x\(image.height) \(image.pixelFormat)  \(bytes)  from \(source)  \(format(response.timings.total, in: .milliseconds)) ms",
+                            true
+                        )
                     } catch {
                         return (index, "\(string)  \(error)", false)
                     }

@@ -29,8 +29,10 @@ struct PassReport {
     static func printTable(_ rows: [PassReport]) {
         let header = ["pass", "entries", "KiB", "hits", "misses", "p50 µs", "p99 µs"]
         let cells = rows.map { row in
-            [row.name, "\(row.entries)", "\(row.bytes / 1024)", "\(row.hits)", "\(row.misses)",
-             format(row.percentile(0.5), in: .microseconds), format(row.percentile(0.99), in: .microseconds)]
+            [
+                row.name, "\(row.entries)", "\(row.bytes / 1024)", "\(row.hits)", "\(row.misses)",
+                format(row.percentile(0.5), in: .microseconds), format(row.percentile(0.99), in: .microseconds),
+            ]
         }
         Terminal.printTable(header: header, rows: cells)
     }

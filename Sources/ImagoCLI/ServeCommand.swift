@@ -29,7 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let format = settings.logFormat, level = settings.logLevel
+        let format = settings.logFormat
+        let level = settings.logLevel
         LoggingSystem.bootstrap { LineLogHandler(label: $0, format: format, level: level) }
         // Kept until the server stops: the demo's source.
         let origin = settings.demo ? try await Self.startDemo(&settings) : nil

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Where the CLI writes: results to stdout, errors to stderr (one line each),
@@ -20,10 +20,12 @@ enum Terminal {
     static func printTable(header: [String], rows: [[String]]) {
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         for line in [header] + rows {
-            print(line.enumerated().map { column, cell in
-                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
-                    : String(repeating: " ", count: widths[column] - cell.count) + cell
-            }.joined(separator: "  "))
+            print(
+                line.enumerated().map { column, cell in
+                    column == 0
+                        ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                        : String(repeating: " ", count: widths[column] - cell.count) + cell
+                }.joined(separator: "  "))
         }
     }
 

@@ -178,7 +178,9 @@ public enum FormatFixtures {
             var extensionBytes = [UInt8](repeating: 0, count: 4)
             let length = EGifGCBToExtension(&control, &extensionBytes)
             try check(EGifPutExtension(file, GRAPHICS_EXT_FUNC_CODE, Int32(length), extensionBytes), "control")
-            try check(EGifPutImageDesc(file, Int32(frame.left), Int32(frame.top), Int32(frame.width), Int32(frame.height), frame.interlaced, nil), "descriptor")
+            try check(
+                EGifPutImageDesc(file, Int32(frame.left), Int32(frame.top), Int32(frame.width), Int32(frame.height), frame.interlaced, nil),
+                "descriptor")
             for row in GIFReader.rowOrder(height: frame.height, interlaced: frame.interlaced) {
                 var line = Array(frame.indices[(row * frame.width)..<((row + 1) * frame.width)])
                 try check(EGifPutLine(file, &line, Int32(frame.width)), "line")
@@ -202,7 +204,8 @@ public enum FormatFixtures {
         }
         codes.append(257)
         var packed: [UInt8] = []
-        var bits = 0, bitCount = 0
+        var bits = 0
+        var bitCount = 0
         for code in codes {
             bits |= code << bitCount
             bitCount += 9
@@ -311,13 +314,14 @@ public enum FormatFixtures {
         var color = JxlColorEncoding()
         JxlColorEncodingSetToSRGB(&color, gray ? 1 : 0)
         guard JxlEncoderUseContainer(encoder, container ? 1 : 0) == JXL_ENC_SUCCESS,
-              JxlEncoderSetBasicInfo(encoder, &info) == JXL_ENC_SUCCESS,
-              JxlEncoderSetColorEncoding(encoder, &color) == JXL_ENC_SUCCESS,
-              let settings = JxlEncoderFrameSettingsCreate(encoder, nil),
-              JxlEncoderSetFrameLossless(settings, 1) == JXL_ENC_SUCCESS,
-              JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, 1) == JXL_ENC_SUCCESS
+            JxlEncoderSetBasicInfo(encoder, &info) == JXL_ENC_SUCCESS,
+            JxlEncoderSetColorEncoding(encoder, &color) == JXL_ENC_SUCCESS,
+            let settings = JxlEncoderFrameSettingsCreate(encoder, nil),
+            JxlEncoderSetFrameLossless(settings, 1) == JXL_ENC_SUCCESS,
+            JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, 1) == JXL_ENC_SUCCESS
         else { throw Failure(description: "libjxl refused the settings") }
-        var format = JxlPixelFormat(num_channels: UInt32(image.pixelFormat.bytesPerPixel), data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        var format = JxlPixelFormat(
+            num_channels: UInt32(image.pixelFormat.bytesPerPixel), data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
         let added = image.pixels.withUnsafeBytes { JxlEncoderAddImageFrame(settings, &format, $0.baseAddress, $0.count) }
         guard added == JXL_ENC_SUCCESS else { throw Failure(description: "JxlEncoderAddImageFrame failed") }
         JxlEncoderCloseInput(encoder)

@@ -52,7 +52,8 @@ public struct Canvas {
     }
 
     private mutating func fillSpan(y: Int, from start: Int, to end: Int, color: (UInt8, UInt8, UInt8)) {
-        let x0 = max(0, start), x1 = min(width, end)
+        let x0 = max(0, start)
+        let x1 = min(width, end)
         guard x0 < x1 else { return }
         pixels.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }

@@ -33,11 +33,12 @@ public struct Gallery: Sendable {
             let width = isLarge ? Int.random(in: 1600...2400, using: &generator) : Int.random(in: 160...800, using: &generator)
             let height = width * Int.random(in: 50...133, using: &generator) / 100
             guard let image = Self.picture(width: width, height: height, using: &generator) else { continue }
-            let encoder: any ImageEncoding = switch format {
-            case .png: PNGEncoder()
-            case .webp: WebPEncoder(quality: 85)
-            default: JPEGEncoder(quality: 85)
-            }
+            let encoder: any ImageEncoding =
+                switch format {
+                case .png: PNGEncoder()
+                case .webp: WebPEncoder(quality: 85)
+                default: JPEGEncoder(quality: 85)
+                }
             let data = try encoder.encode(image)
             let name = String(format: "%04d", index) + "." + format.fileExtension
             items.append(Item(path: "/gallery/" + name, data: data, width: width, height: height, format: format))

@@ -55,7 +55,7 @@ extension TestImageServer {
         /// 200 whose ETag the request's If-None-Match names.
         func answering(_ request: Request) -> Response {
             guard status == 200, let etag = headers.first(.eTag), let asked = request.headers.first(.ifNoneMatch),
-                  asked.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" })
+                asked.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" })
             else { return self }
             return Response(status: 304, headers: headers, delay: delay)
         }

@@ -17,7 +17,8 @@ struct DecodeBudgetTests {
         #expect(thumbnail.decodedBytesEstimate(of: jpeg) == 100 * 75 * 4)  // decoded at 1/8
         #expect(thumbnail.decodedBytesEstimate(of: try PNGEncoder().encode(photo)) == 800 * 600 * 4)
         #expect(thumbnail.decodedBytesEstimate(of: try WebPEncoder().encode(photo)) == 800 * 600 * 4)
-        let gif = try FormatFixtures.gif(width: 300, height: 200, palette: [(0, 0, 0), (255, 255, 255)], frames: [.init(width: 1, height: 1, indices: [0])])
+        let gif = try FormatFixtures.gif(
+            width: 300, height: 200, palette: [(0, 0, 0), (255, 255, 255)], frames: [.init(width: 1, height: 1, indices: [0])])
         #expect(thumbnail.decodedBytesEstimate(of: gif) == 300 * 200 * 4)
         #expect(thumbnail.decodedBytesEstimate(of: try FormatFixtures.avif([photo])) == nil)
         #expect(thumbnail.decodedBytesEstimate(of: Data("<html>".utf8)) == nil)
@@ -29,13 +30,16 @@ struct DecodeBudgetTests {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         server.setRoute("/big.png", .init(body: try PNGEncoder().encode(FormatFixtures.quadrants(width: 1000, height: 800))))
         let folder = TemporaryDirectory()
-        let service = try ImageService(configuration: .init(
-            allowsUnsigned: true, sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]), cacheFolder: folder.path,
-            decodeMemoryBudget: 1 << 20
-        ))
+        let service = try ImageService(
+            configuration: .init(
+                allowsUnsigned: true, sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]), cacheFolder: folder.path,
+                decodeMemoryBudget: 1 << 20
+            ))
         let statuses = await withTaskGroup(of: Int.self) { group in
             for width in [40, 41, 42, 43] {
-                group.addTask { await service.respond(to: ServiceRequest(path: ImageServiceTests.path("w:\(width)/f:png", server.url("/big.png")))).status }
+                group.addTask {
+                    await service.respond(to: ServiceRequest(path: ImageServiceTests.path("w:\(width)/f:png", server.url("/big.png")))).status
+                }
             }
             return await group.reduce(into: [Int]()) { $0.append($1) }
         }

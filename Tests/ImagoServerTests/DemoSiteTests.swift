@@ -25,13 +25,14 @@ struct DemoSiteTests {
             sources: gallery.items.map { DemoSite.Source(url: origin.url($0.path), width: $0.width, height: $0.height) },
             signing: signing
         )
-        return try! ImageService(configuration: .init(
-            signing: signing,
-            allowsUnsigned: signing == nil,
-            sourcePolicy: SourcePolicy(allowedPrefixes: [origin.url("/gallery/").absoluteString], allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
-            cacheFolder: folder.path,
-            demo: demo
-        ))
+        return try! ImageService(
+            configuration: .init(
+                signing: signing,
+                allowsUnsigned: signing == nil,
+                sourcePolicy: SourcePolicy(allowedPrefixes: [origin.url("/gallery/").absoluteString], allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
+                cacheFolder: folder.path,
+                demo: demo
+            ))
     }
 
     /// The values of `attribute` in `html`, in order.

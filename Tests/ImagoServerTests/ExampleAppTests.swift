@@ -1,9 +1,9 @@
 import Foundation
-@testable import Imago
 import ImagoCodecFixtures
 import ImagoSandbox
 import Testing
 
+@testable import Imago
 @testable import ImagoServer
 
 /// Examples/ImageHost, the app that mounts the image service's routes at

@@ -1,9 +1,9 @@
 import Foundation
-@testable import Imago
 import ImagoCodecFixtures
 import ImagoSandbox
 import Testing
 
+@testable import Imago
 @testable import ImagoServer
 
 /// The service without its HTTP server, against a source server on
@@ -46,14 +46,19 @@ struct ImageServiceTests {
     }
 
     static func decoded(_ response: ServiceResponse) throws -> Image {
-        try ImagePipeline.decode(response.body, options: ImageDecodingOptions(), decoders: ImagePipeline.Configuration(trimsMemoryOnPressure: false).decoders)
+        try ImagePipeline.decode(
+            response.body, options: ImageDecodingOptions(), decoders: ImagePipeline.Configuration(trimsMemoryOnPressure: false).decoders)
     }
 
     @Test("thumbnails in the negotiated format: AVIF, then WebP, when accepted, else JPEG (PNG with alpha); explicit formats do not vary")
     func formats() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")
-        server.setRoute("/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder(quality: 90).encode(FormatFixtures.quadrants(width: 400, height: 300))))
-        server.setRoute("/alpha.png", .init(headers: Self.cacheable, body: try PNGEncoder().encode(FormatFixtures.quadrants(width: 400, height: 300, alpha: true))))
+        server.setRoute(
+            "/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder(quality: 90).encode(FormatFixtures.quadrants(width: 400, height: 300)))
+        )
+        server.setRoute(
+            "/alpha.png",
+            .init(headers: Self.cacheable, body: try PNGEncoder().encode(FormatFixtures.quadrants(width: 400, height: 300, alpha: true))))
         let folder = TemporaryDirectory()
         let service = Self.service(in: folder)
         let cases: [(String, String, String, String, Bool)] = [
@@ -125,7 +130,9 @@ struct ImageServiceTests {
         for path in [tampered, unsigned, foreign] {
             let response = await service.respond(to: ServiceRequest(path: path))
             #expect(response.status == 403, "\(path)")
-            #expect(String(decoding: response.body, as: UTF8.self).contains("signature") || String(decoding: response.body, as: UTF8.self).contains("unsigned"))
+            #expect(
+                String(decoding: response.body, as: UTF8.self).contains("signature")
+                    || String(decoding: response.body, as: UTF8.self).contains("unsigned"))
         }
         try await server.shutdown()
     }
@@ -135,11 +142,12 @@ struct ImageServiceTests {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
         let folder = TemporaryDirectory()
-        let service = try ImageService(configuration: .init(
-            allowedSizes: [ImageSize(width: 32, height: 0), ImageSize(width: 64, height: 64)],
-            sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
-            presets: ["square": ["w:64", "h:64", "fit:crop"]], cacheFolder: folder.path
-        ))
+        let service = try ImageService(
+            configuration: .init(
+                allowedSizes: [ImageSize(width: 32, height: 0), ImageSize(width: 64, height: 64)],
+                sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
+                presets: ["square": ["w:64", "h:64", "fit:crop"]], cacheFolder: folder.path
+            ))
         for (options, status) in [("w:32", 200), ("w:16/dpr:2", 200), ("p:square/f:png", 200), ("w:64/h:64", 200), ("w:33", 403), ("w:64", 403)] {
             let response = await service.respond(to: ServiceRequest(path: Self.path(options, server.url("/photo.jpg"))))
             #expect(response.status == status, "\(options): \(String(decoding: response.body, as: UTF8.self))")
@@ -186,9 +194,10 @@ struct ImageServiceTests {
         // A body that never ends is cut off at the source size limit.
         server.setRoute("/endless", .init(body: Data(repeating: 0xAB, count: 64 << 10), behaviour: .endless))
         let smallFolder = TemporaryDirectory()
-        let small = try ImageService(configuration: .init(
-            allowsUnsigned: true, sourcePolicy: service.configuration.sourcePolicy, cacheFolder: smallFolder.path, maximumSourceSize: 1 << 20
-        ))
+        let small = try ImageService(
+            configuration: .init(
+                allowsUnsigned: true, sourcePolicy: service.configuration.sourcePolicy, cacheFolder: smallFolder.path, maximumSourceSize: 1 << 20
+            ))
         let endless = await small.respond(to: ServiceRequest(path: Self.path("w:10", server.url("/endless"))))
         #expect(endless.status == 413, "\(String(decoding: endless.body, as: UTF8.self))")
         // A gzip bomb: 16 KiB on the wire, 16 MiB inflated, refused as it inflates past the limit.
@@ -275,7 +284,9 @@ struct ImageServiceTests {
         try await other.shutdown()
     }
 
-    @Test("the result cache: identical requests in flight make one answer; repeats are served from it, whatever the signature; memory keeps the ones asked for again")
+    @Test(
+        "the result cache: identical requests in flight make one answer; repeats are served from it, whatever the signature; memory keeps the ones asked for again"
+    )
     func resultCache() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         server.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 300, height: 200))))
@@ -305,7 +316,8 @@ struct ImageServiceTests {
     @Test("encoded answers survive a restart: a new service on the same folder answers from disk without the source")
     func resultsOnDisk() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")
-        server.setRoute("/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
+        server.setRoute(
+            "/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
         let folder = TemporaryDirectory()
         let path = Self.path("w:50/f:webp", server.url("/photo.jpg"))
         let before = Self.service(in: folder)
@@ -374,7 +386,10 @@ struct ImageServiceTests {
 
         // Requests that differ in any option or format get different bytes.
         var seen: [String: String] = [:]
-        for options in ["w:50/f:webp", "w:51/f:webp", "w:50/f:png", "w:50/f:webp/gray", "w:50/f:webp/blur:2", "w:50/f:webp/r:5", "w:50/f:webp/q:40", "w:50/h:50/fit:crop/f:webp"] {
+        for options in [
+            "w:50/f:webp", "w:51/f:webp", "w:50/f:png", "w:50/f:webp/gray", "w:50/f:webp/blur:2", "w:50/f:webp/r:5", "w:50/f:webp/q:40",
+            "w:50/h:50/fit:crop/f:webp",
+        ] {
             let response = await service.respond(to: ServiceRequest(path: Self.path(options, server.url("/photo.jpg"))))
             let tag = try #require(response.headers[.eTag])
             #expect(seen[tag] == nil, "\(options) shares bytes with \(seen[tag] ?? "")")
@@ -387,10 +402,14 @@ struct ImageServiceTests {
     func ifModifiedSince() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         let modified = "Tue, 24 Nov 2026 08:00:00 GMT"
-        server.setRoute("/dated.jpg", .init(
-            headers: [.cacheControl: "max-age=3600", .lastModified: modified], body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))
-        ))
-        server.setRoute("/undated.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 100, height: 80))))
+        server.setRoute(
+            "/dated.jpg",
+            .init(
+                headers: [.cacheControl: "max-age=3600", .lastModified: modified],
+                body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))
+            ))
+        server.setRoute(
+            "/undated.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 100, height: 80))))
         let folder = TemporaryDirectory()
         let service = Self.service(in: folder)
         let path = Self.path("w:50/f:png", server.url("/dated.jpg"))

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import HummingbirdTesting
 import Imago
 import ImagoCodecFixtures
@@ -11,6 +8,10 @@ import ServiceLifecycle
 import Testing
 
 @testable import ImagoServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite("imago serve over HTTP: HEAD, request ids, statuses on the wire")
 struct ServeApplicationTests {

@@ -39,7 +39,10 @@ struct SourceGuardTests {
             let error = await #expect(throws: DataLoadingError.self, "\(spelling)") {
                 _ = try await loader.loadData(for: DataRequest(url: URL(string: spelling)!)) { _ in }
             }
-            guard case .refused(let reason) = error?.code else { Issue.record("\(spelling): \(String(describing: error))"); continue }
+            guard case .refused(let reason) = error?.code else {
+                Issue.record("\(spelling): \(String(describing: error))")
+                continue
+            }
             #expect(reason.contains("refused"), "\(reason)")
         }
         #expect(refused.connectionCount == 0)
@@ -61,7 +64,10 @@ struct SourceGuardTests {
         let error = await #expect(throws: DataLoadingError.self) {
             _ = try await loader.loadData(for: DataRequest(url: allowed.url("/hop"))) { _ in }
         }
-        guard case .refused = error?.code else { Issue.record("\(String(describing: error))"); return }
+        guard case .refused = error?.code else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
         #expect(allowed.requestCount("/hop") == 1)
         #expect(refused.connectionCount == 0)
 

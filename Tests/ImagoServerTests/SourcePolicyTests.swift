@@ -11,28 +11,41 @@ struct SourcePolicyTests {
         for good in ["http://example.com/a.jpg", "https://example.com:8443/a.jpg?x=1", "HTTPS://EXAMPLE.COM/A.JPG"] {
             _ = try open.check(url: good)
         }
-        for bad in ["file:///etc/passwd", "ftp://example.com/a", "gopher://example.com/", "data:image/png;base64,AAAA", "", "/a.jpg", "a.jpg", "http:///a.jpg", "javascript:alert(1)"] {
+        for bad in [
+            "file:///etc/passwd", "ftp://example.com/a", "gopher://example.com/", "data:image/png;base64,AAAA", "", "/a.jpg", "a.jpg",
+            "http:///a.jpg", "javascript:alert(1)",
+        ] {
             #expect(throws: SourceRefusal.self, "\(bad)") { try open.check(url: bad) }
         }
         let listed = SourcePolicy(allowedPrefixes: ["https://images.example.com/"])
         _ = try listed.check(url: "https://images.example.com/a.jpg")
-        for outside in ["https://images.example.com.evil.net/a.jpg", "http://images.example.com/a.jpg", "https://evil.net/https://images.example.com/"] {
+        for outside in [
+            "https://images.example.com.evil.net/a.jpg", "http://images.example.com/a.jpg", "https://evil.net/https://images.example.com/",
+        ] {
             let refusal = #expect(throws: SourceRefusal.self) { try listed.check(url: outside) }
-            guard case .notAllowed = refusal else { Issue.record("\(outside): \(String(describing: refusal))"); continue }
+            guard case .notAllowed = refusal else {
+                Issue.record("\(outside): \(String(describing: refusal))")
+                continue
+            }
         }
     }
 
-    @Test("refused address classes, v4 and v6, and v4 wrapped in v6", arguments: [
-        "0.0.0.0", "0.1.2.3", "127.0.0.1", "127.255.255.254", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1",
-        "100.64.0.1", "100.127.255.255", "169.254.169.254", "224.0.0.1", "239.255.255.250", "255.255.255.255", "240.0.0.1",
-        "::", "::1", "::ffff:127.0.0.1", "::ffff:8.8.8.8", "::127.0.0.1", "64:ff9b::808:808", "64:ff9b:1::1", "2002:7f00:1::",
-        "2001:0:4136:e378::1", "fc00::1", "fd12:3456::1", "fe80::1", "fec0::1", "ff02::1",
-    ])
+    @Test(
+        "refused address classes, v4 and v6, and v4 wrapped in v6",
+        arguments: [
+            "0.0.0.0", "0.1.2.3", "127.0.0.1", "127.255.255.254", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1",
+            "100.64.0.1", "100.127.255.255", "169.254.169.254", "224.0.0.1", "239.255.255.250", "255.255.255.255", "240.0.0.1",
+            "::", "::1", "::ffff:127.0.0.1", "::ffff:8.8.8.8", "::127.0.0.1", "64:ff9b::808:808", "64:ff9b:1::1", "2002:7f00:1::",
+            "2001:0:4136:e378::1", "fc00::1", "fd12:3456::1", "fe80::1", "fec0::1", "ff02::1",
+        ])
     func refused(address: String) throws {
         let policy = SourcePolicy()
         let parsed = try #require(IPAddress(address))
         let refusal = try #require(policy.refusal(for: [parsed], host: "h"))
-        guard case .refusedAddress(let reason) = refusal else { Issue.record("\(refusal)"); return }
+        guard case .refusedAddress(let reason) = refusal else {
+            Issue.record("\(refusal)")
+            return
+        }
         #expect(reason.contains(parsed.description))
     }
 

@@ -42,7 +42,10 @@ struct URLAndOptionsTests {
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let standard = Data(bytes).base64EncodedString()
             let url = URLSigning.base64URL(bytes)
-            #expect(url == standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+            #expect(
+                url
+                    == standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                        of: "=", with: ""))
             #expect(URLSigning.bytes(base64URL: url) == bytes, "\(url)")
             #expect(URLSigning.bytes(base64URL: url + String(repeating: "=", count: (4 - url.count % 4) % 4)) == bytes)
         }
@@ -96,7 +99,9 @@ struct URLAndOptionsTests {
         }
     }
 
-    @Test("plain sources: every escape decoded to its byte, malformed escapes and bytes that are not UTF-8 refused; as Foundation decodes, but for two quirks of its own")
+    @Test(
+        "plain sources: every escape decoded to its byte, malformed escapes and bytes that are not UTF-8 refused; as Foundation decodes, but for two quirks of its own"
+    )
     func percentDecoding() {
         var generator = SystemRandomNumberGenerator()
         // Pieces of text and the bytes they stand for; nil: a malformed
@@ -144,9 +149,12 @@ struct URLAndOptionsTests {
         #expect(options.fit == .crop && options.quality == 70 && options.format == .webp)
         #expect(options.blur == 6 && options.grayscale && options.cornerRadius == 16)
         // Long names, a later value winning, and a preset spell the same thing.
-        let spelled = try ProcessingOptions(segments: ["width:100", "width:512", "height:256", "fit:crop", "quality:70", "format:webp", "blur:6", "grayscale", "radius:16"])
+        let spelled = try ProcessingOptions(segments: [
+            "width:100", "width:512", "height:256", "fit:crop", "quality:70", "format:webp", "blur:6", "grayscale", "radius:16",
+        ])
         #expect(spelled.cacheKey == options.cacheKey)
-        let preset = try ProcessingOptions(segments: ["p:card", "f:webp"], presets: ["card": ["w:512", "h:256", "fit:crop", "q:70", "blur:6", "gray", "r:16", "f:png"]])
+        let preset = try ProcessingOptions(
+            segments: ["p:card", "f:webp"], presets: ["card": ["w:512", "h:256", "fit:crop", "q:70", "blur:6", "gray", "r:16", "f:png"]])
         #expect(preset == options)
         #expect(try ProcessingOptions(segments: []).cacheKey != options.cacheKey)
 

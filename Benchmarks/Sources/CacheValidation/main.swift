@@ -58,7 +58,8 @@ func pass(_ pipeline: ImagePipeline, _ urls: [URL], policy: ImageRequest.Network
     let workers = await withTaskGroup(of: (latencies: [Double], mismatches: [String]).self) { group in
         for _ in 0..<concurrency {
             group.addTask {
-                var latencies: [Double] = [], mismatches: [String] = []
+                var latencies: [Double] = []
+                var mismatches: [String] = []
                 while true {
                     let index = cursor.take()
                     guard index < urls.count else { return (latencies, mismatches) }
@@ -142,25 +143,30 @@ let reloadURLs = (0..<count).map { server.url("/reload/\($0).jpg") }
 
 let loader = HTTPDataLoader(configuration: .init(maximumConnectionsPerHost: concurrency))
 let disk = try DiskCache(path: scratch, configuration: .init(sizeLimit: 1 << 30, maintenanceInterval: nil))
-let pipeline = ImagePipeline(configuration: .init(
-    dataLoader: loader, imageCache: nil, dataCache: disk,
-    maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
-))
+let pipeline = ImagePipeline(
+    configuration: .init(
+        dataLoader: loader, imageCache: nil, dataCache: disk,
+        maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
+    ))
 
 // Fill: the plain entries through the cache API, the HTTP ones with one pass
 // each (which also opens the connections).
 for url in plainURLs { try await pipeline.cache.storeData(jpeg, forKey: url.absoluteString) }
 for (name, urls) in [("fill fresh", freshURLs), ("fill stale", staleURLs), ("fill reload", reloadURLs)] {
     let before = server.totalRequestCount
-    check(name, await pass(pipeline, urls, policy: .useCache, expected: "network/fresh"),
-          requests: server.totalRequestCount - before, expectedRequests: count)
+    check(
+        name, await pass(pipeline, urls, policy: .useCache, expected: "network/fresh"),
+        requests: server.totalRequestCount - before, expectedRequests: count)
 }
 
-print("CacheValidation: \(count) loads of a \(jpeg.count)-byte JPEG per pass, \(rounds) rounds, \(cores) cores, \(concurrency) loads in flight, no memory cache")
+print(
+    "CacheValidation: \(count) loads of a \(jpeg.count)-byte JPEG per pass, \(rounds) rounds, \(cores) cores, \(concurrency) loads in flight, no memory cache"
+)
 var results: [[Pass]] = [[], [], [], []]
 for round in 0..<rounds {
     // Each case's pass, then its checks against the server's and the pipeline's counts.
-    var requests = server.totalRequestCount, statistics = pipeline.statistics
+    var requests = server.totalRequestCount
+    var statistics = pipeline.statistics
     let notModified = stale.notModifiedCount
     /// A pass, the requests the server saw during it, and the pipeline's counts before and after.
     func measure(
@@ -174,33 +180,44 @@ for round in 0..<rounds {
     let (plain, plainRequests, plainBefore, plainAfter) = await measure(plainURLs, .useCache, expected: "disk/fresh")
     check("plain disk hit", plain, requests: plainRequests, expectedRequests: 0, [("disk hits", plainAfter.diskHits - plainBefore.diskHits, count)])
     let (freshHit, freshRequests, freshBefore, freshAfter) = await measure(freshURLs, .useCache, expected: "disk/fresh")
-    check("fresh HTTP hit", freshHit, requests: freshRequests, expectedRequests: 0, [("disk hits", freshAfter.diskHits - freshBefore.diskHits, count)])
+    check(
+        "fresh HTTP hit", freshHit, requests: freshRequests, expectedRequests: 0, [("disk hits", freshAfter.diskHits - freshBefore.diskHits, count)])
     let (revalidated, staleRequests, staleBefore, staleAfter) = await measure(staleURLs, .useCache, expected: "disk/revalidated")
-    check("revalidated hit", revalidated, requests: staleRequests, expectedRequests: count, [
-        ("revalidations", staleAfter.revalidations - staleBefore.revalidations, count),
-        ("304s sent", stale.notModifiedCount - notModified, count),
-        ("network loads", staleAfter.networkLoads - staleBefore.networkLoads, 0),
-    ])
+    check(
+        "revalidated hit", revalidated, requests: staleRequests, expectedRequests: count,
+        [
+            ("revalidations", staleAfter.revalidations - staleBefore.revalidations, count),
+            ("304s sent", stale.notModifiedCount - notModified, count),
+            ("network loads", staleAfter.networkLoads - staleBefore.networkLoads, 0),
+        ])
     let (download, reloadRequests, reloadBefore, reloadAfter) = await measure(reloadURLs, .reload, expected: "network/fresh")
-    check("full download", download, requests: reloadRequests, expectedRequests: count, [
-        ("network loads", reloadAfter.networkLoads - reloadBefore.networkLoads, count),
-        ("bytes downloaded", reloadAfter.bytesDownloaded - reloadBefore.bytesDownloaded, count * jpeg.count),
-        ("304s sent", reload.notModifiedCount, 0),
-    ])
+    check(
+        "full download", download, requests: reloadRequests, expectedRequests: count,
+        [
+            ("network loads", reloadAfter.networkLoads - reloadBefore.networkLoads, count),
+            ("bytes downloaded", reloadAfter.bytesDownloaded - reloadBefore.bytesDownloaded, count * jpeg.count),
+            ("304s sent", reload.notModifiedCount, 0),
+        ])
     for (index, measured) in [plain, freshHit, revalidated, download].enumerated() { results[index].append(measured) }
-    print(String(format: "round %d: plain disk hit %.0f/s (%.2f ms), fresh HTTP hit %.0f/s (%.2f ms), revalidated %.0f/s (%.2f ms), full download %.0f/s (%.2f ms); 0 mismatches",
-                 round + 1, plain.rate, 1e3 * plain.latency, freshHit.rate, 1e3 * freshHit.latency,
-                 revalidated.rate, 1e3 * revalidated.latency, download.rate, 1e3 * download.latency))
+    print(
+        String(
+            format:
+                "round %d: plain disk hit %.0f/s (%.2f ms), fresh HTTP hit %.0f/s (%.2f ms), revalidated %.0f/s (%.2f ms), full download %.0f/s (%.2f ms); 0 mismatches",
+            round + 1, plain.rate, 1e3 * plain.latency, freshHit.rate, 1e3 * freshHit.latency,
+            revalidated.rate, 1e3 * revalidated.latency, download.rate, 1e3 * download.latency))
 }
 
 let names = ["plain disk hit (baseline)", "fresh HTTP hit", "revalidated hit (304)", "full download (.reload)"]
-let baseRate = median(results[0].map(\.rate)), baseLatency = median(results[0].map(\.latency))
+let baseRate = median(results[0].map(\.rate))
+let baseLatency = median(results[0].map(\.latency))
 print("median over \(rounds) rounds:")
 print("  case                         loads/s  of baseline   median latency  of baseline")
 for (name, passes) in zip(names, results) {
-    let rate = median(passes.map(\.rate)), latency = median(passes.map(\.latency))
-    print("  " + name.padding(toLength: 27, withPad: " ", startingAt: 0)
-        + String(format: " %7.0f  %9.2fx   %11.3f ms  %9.2fx", rate, rate / baseRate, 1e3 * latency, latency / baseLatency))
+    let rate = median(passes.map(\.rate))
+    let latency = median(passes.map(\.latency))
+    print(
+        "  " + name.padding(toLength: 27, withPad: " ", startingAt: 0)
+            + String(format: " %7.0f  %9.2fx   %11.3f ms  %9.2fx", rate, rate / baseRate, 1e3 * latency, latency / baseLatency))
 }
 disk.close()
 try await loader.shutdown()

@@ -39,12 +39,13 @@ public struct MixedWorkload: Sendable {
 
     /// A cache with the workload's limits: 1,000 entries, a cost limit of 1 GiB.
     public static func makeCache(policy: EvictionPolicy, shardCount: Int? = nil) -> MemoryCache<Int, Payload> {
-        MemoryCache(configuration: .init(
-            countLimit: countLimit,
-            costLimit: 1 << 30,
-            evictionPolicy: policy,
-            shardCount: shardCount
-        ))
+        MemoryCache(
+            configuration: .init(
+                countLimit: countLimit,
+                costLimit: 1 << 30,
+                evictionPolicy: policy,
+                shardCount: shardCount
+            ))
     }
 
     /// Replays the operations at `operations` against `cache` and returns the

@@ -26,11 +26,15 @@ public func photoLikeImage(width: Int = 300, height: Int = 225, seed: UInt64 = 2
     var canvas = Canvas(width: width, height: height, background: (40, 90, 160))
     canvas.fillVerticalGradient(top: (250, 180, 60), bottom: (20, 40, 120))
     var generator = SeededGenerator(seed: seed)
-    let smallest = max(1, 5 * width / 300), largest = max(smallest, 40 * width / 300)
+    let smallest = max(1, 5 * width / 300)
+    let largest = max(smallest, 40 * width / 300)
     for _ in 0..<discs {
-        let color = (UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator))
-        canvas.fillCircle(centerX: Int.random(in: 0..<width, using: &generator), centerY: Int.random(in: 0..<height, using: &generator),
-                          radius: Int.random(in: smallest...largest, using: &generator), color: color)
+        let color = (
+            UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator)
+        )
+        canvas.fillCircle(
+            centerX: Int.random(in: 0..<width, using: &generator), centerY: Int.random(in: 0..<height, using: &generator),
+            radius: Int.random(in: smallest...largest, using: &generator), color: color)
     }
     guard let flat = canvas.image else { throw CocoaError(.coderInvalidValue) }
     guard detail > 0 else { return flat }
@@ -85,7 +89,8 @@ private struct ValueNoise {
     static func smooth(_ t: Float) -> Float { t * t * (3 - 2 * t) }
 
     func add(row y: Int, to offsets: inout [Float]) {
-        let top = (y / spacing) * columns, bottom = top + columns
+        let top = (y / spacing) * columns
+        let bottom = top + columns
         let fy = Self.smooth(Float(y % spacing) / Float(spacing))
         lattice.withUnsafeBufferPointer { lattice in
             for (x, cell) in cells.enumerated() {

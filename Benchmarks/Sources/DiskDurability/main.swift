@@ -1,7 +1,8 @@
 import Foundation
 import ImagoCaching
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Prints what each DiskCache durability costs a store: 20 KB entries stored

@@ -73,8 +73,12 @@ if ProcessInfo.processInfo.environment["PROFILE"] != nil {
     exit(0)
 }
 
-print("MemoryCacheSpeed: \(workload.keys.count) operations, one thread; load average \(try String(contentsOfFile: "/proc/loadavg", encoding: .utf8).prefix(14))")
+print(
+    "MemoryCacheSpeed: \(workload.keys.count) operations, one thread; load average \(try String(contentsOfFile: "/proc/loadavg", encoding: .utf8).prefix(14))"
+)
 compare("Int keys", keys: Array(0..<MixedWorkload.keyCount))
-compare("ImageCacheKey keys", keys: (0..<MixedWorkload.keyCount).map {
-    ImageCacheKey("https://images.example.com/photos/\($0).jpg")
-})
+compare(
+    "ImageCacheKey keys",
+    keys: (0..<MixedWorkload.keyCount).map {
+        ImageCacheKey("https://images.example.com/photos/\($0).jpg")
+    })

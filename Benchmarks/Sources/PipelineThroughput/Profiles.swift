@@ -6,7 +6,9 @@ import ImagoSandbox
 /// Repeats one variant `rounds` times, for a profiler (`perf record`):
 /// PROFILE=bare | barehandoff | barestore | loader | instant | nodisk | cold | diskhits | cacheread | direct | handoff.
 /// With CPU=1 every timed loop also prints its CPU time per load.
-func profile(_ name: String, server: TestImageServer, client: HTTPClient, loader: HTTPDataLoader, jpeg: Data, paths: [String], handOff: HandOffThreads) async throws {
+func profile(
+    _ name: String, server: TestImageServer, client: HTTPClient, loader: HTTPDataLoader, jpeg: Data, paths: [String], handOff: HandOffThreads
+) async throws {
     let keys = (0..<count).map { server.url("/img/\($0).jpg").absoluteString }
     if name == "diskhits" || name == "cacheread" {
         // One cold pass fills the cache the rounds read.
@@ -30,18 +32,23 @@ func profile(_ name: String, server: TestImageServer, client: HTTPClient, loader
             }
         case "instant":
             // The pipeline's own cost: no HTTP, no disk, no decoding; 10x the loads.
-            let pipeline = ImagePipeline(configuration: .init(
-                dataLoader: InstantLoader(data: jpeg), dataCache: nil, decoders: [PassThroughDecoder()],
-                maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
-            ))
+            let pipeline = ImagePipeline(
+                configuration: .init(
+                    dataLoader: InstantLoader(data: jpeg), dataCache: nil, decoders: [PassThroughDecoder()],
+                    maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
+                ))
             rate = try await loadAll(pipeline, (0..<(10 * count)).map { server.url("/img/\($0).jpg?instant=\(round)") })
         case "nodisk", "cold":
-            let (pipeline, disk) = name == "cold"
+            let (pipeline, disk) =
+                name == "cold"
                 ? try makePipeline(folder: scratch + "/profile", loader: loader, decoder: PassThroughDecoder())
-                : (ImagePipeline(configuration: .init(
-                    dataLoader: loader, dataCache: nil, decoders: [PassThroughDecoder()],
-                    maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
-                )), nil)
+                : (
+                    ImagePipeline(
+                        configuration: .init(
+                            dataLoader: loader, dataCache: nil, decoders: [PassThroughDecoder()],
+                            maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
+                        )), nil
+                )
             rate = try await loadAll(pipeline, urls)
             disk?.close()
         case "diskhits":

@@ -22,7 +22,9 @@ struct PassThroughDecoder: ImageDecoding {
 /// Answers every request at once with the same body: isolates the pipeline from HTTP.
 struct InstantLoader: DataLoading {
     var data: Data
-    func loadData(for request: DataRequest, progress: @escaping @Sendable (DownloadProgress) -> Void) async throws(DataLoadingError) -> DataLoadingResponse {
+    func loadData(for request: DataRequest, progress: @escaping @Sendable (DownloadProgress) -> Void) async throws(DataLoadingError)
+        -> DataLoadingResponse
+    {
         progress(DownloadProgress(completed: Int64(data.count), expected: Int64(data.count)))
         return DataLoadingResponse(data: data, statusCode: 200, headers: [.cacheControl: "max-age=3600"], url: request.url)
     }
@@ -48,8 +50,10 @@ func timedLoop(of count: Int, _ load: @escaping @Sendable (Int) async throws -> 
     }
     let elapsed = seconds(ContinuousClock.now - start)
     if ProcessInfo.processInfo.environment["CPU"] != nil {
-        print(String(format: "  %.0f/s, %.0f CPU-µs per load, %.0f%% of the cores busy", Double(count) / elapsed,
-                     (cpuSeconds() - cpuStart) * 1e6 / Double(count), 100 * (cpuSeconds() - cpuStart) / elapsed / Double(cores)))
+        print(
+            String(
+                format: "  %.0f/s, %.0f CPU-µs per load, %.0f%% of the cores busy", Double(count) / elapsed,
+                (cpuSeconds() - cpuStart) * 1e6 / Double(count), 100 * (cpuSeconds() - cpuStart) / elapsed / Double(cores)))
     }
     return Double(count) / elapsed
 }
@@ -77,10 +81,11 @@ func loadAll(_ pipeline: ImagePipeline, _ urls: [URL]) async throws -> Double {
 func makePipeline(folder: String, loader: HTTPDataLoader, decoder: any ImageDecoding) throws -> (ImagePipeline, DiskCache) {
     try? FileManager.default.removeItem(atPath: folder)
     let disk = try DiskCache(path: folder, configuration: .init(sizeLimit: 1 << 30, maintenanceInterval: nil))
-    let pipeline = ImagePipeline(configuration: .init(
-        dataLoader: loader, dataCache: disk, decoders: [decoder],
-        maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
-    ))
+    let pipeline = ImagePipeline(
+        configuration: .init(
+            dataLoader: loader, dataCache: disk, decoders: [decoder],
+            maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
+        ))
     return (pipeline, disk)
 }
 
@@ -97,7 +102,8 @@ func directDecode(_ paths: [String], keeping: Bool) throws -> Double {
             let index = next.take()
             guard index < paths.count else { return }
             if let data = FileManager.default.contents(atPath: paths[index]),
-               let image = try? JPEGDecoder().decode(data, options: ImageDecodingOptions()) {
+                let image = try? JPEGDecoder().decode(data, options: ImageDecodingOptions())
+            {
                 if keeping { kept.append(image) }
                 continue
             }
@@ -165,7 +171,10 @@ final class HandOffThreads: @unchecked Sendable {
                     while head == jobs.count { condition.wait() }
                     let job = jobs[head]
                     head += 1
-                    if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
+                    if head == jobs.count {
+                        jobs.removeAll(keepingCapacity: true)
+                        head = 0
+                    }
                     condition.unlock()
                     job()
                 }
@@ -209,7 +218,11 @@ final class KeptImages: @unchecked Sendable {
     // @unchecked: `images` is only touched with `lock` held.
     private let lock = NSLock()
     private var images: [Image] = []
-    func append(_ image: Image) { lock.lock(); defer { lock.unlock() }; images.append(image) }
+    func append(_ image: Image) {
+        lock.lock()
+        defer { lock.unlock() }
+        images.append(image)
+    }
 }
 
 /// A counter behind a lock.
@@ -218,5 +231,10 @@ final class Locked: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Int
     init(_ value: Int) { self.value = value }
-    func take() -> Int { lock.lock(); defer { lock.unlock() }; value += 1; return value - 1 }
+    func take() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value - 1
+    }
 }

@@ -43,7 +43,6 @@ let paths = (0..<count).map { scratch + "/files/\($0).jpg" }
 for path in paths { _ = FileManager.default.createFile(atPath: path, contents: jpeg) }
 let handOff = HandOffThreads(count: cores)
 
-
 if let name = ProcessInfo.processInfo.environment["PROFILE"] {
     try await profile(name, server: server, client: client, loader: loader, jpeg: jpeg, paths: paths, handOff: handOff)
     try? FileManager.default.removeItem(atPath: scratch)
@@ -51,24 +50,35 @@ if let name = ProcessInfo.processInfo.environment["PROFILE"] {
 }
 
 print("PipelineThroughput: \(count) loads of a \(jpeg.count)-byte JPEG, \(rounds) rounds, \(cores) cores, \(concurrency) downloads in flight")
-var bare: [Double] = [], skipped: [Double] = [], decoded: [Double] = [], diskHits: [Double] = [], direct: [Double] = []
-var diskHitsUncached: [Double] = [], directKept: [Double] = [], noDisk: [Double] = [], cacheRead: [Double] = []
-var bareHandedOff: [Double] = [], bareStored: [Double] = [], handedOff: [Double] = []
+var bare: [Double] = []
+var skipped: [Double] = []
+var decoded: [Double] = []
+var diskHits: [Double] = []
+var direct: [Double] = []
+var diskHitsUncached: [Double] = []
+var directKept: [Double] = []
+var noDisk: [Double] = []
+var cacheRead: [Double] = []
+var bareHandedOff: [Double] = []
+var bareStored: [Double] = []
+var handedOff: [Double] = []
 for round in 0..<rounds {
     // Fresh URLs each round so that nothing is served from a previous round's caches.
     let urls = (0..<count).map { server.url("/img/\($0).jpg?round=\(round)") }
     bare.append(try await bareLoop(client, urls))
     bareHandedOff.append(try await bareLoopHandedOff(client, urls.map { URL(string: $0.absoluteString + "&handoff")! }, threads: handOff))
-    bareStored.append(try await bareLoopHandedOff(client, urls.map { URL(string: $0.absoluteString + "&stored")! }, threads: handOff, storingIn: scratch + "/bare"))
+    bareStored.append(
+        try await bareLoopHandedOff(client, urls.map { URL(string: $0.absoluteString + "&stored")! }, threads: handOff, storingIn: scratch + "/bare"))
 
     let (skipping, skippingDisk) = try makePipeline(folder: scratch + "/skip", loader: loader, decoder: PassThroughDecoder())
     skipped.append(try await loadAll(skipping, urls))
     skippingDisk.close()
 
-    let memoryOnly = ImagePipeline(configuration: .init(
-        dataLoader: loader, dataCache: nil, decoders: [PassThroughDecoder()],
-        maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
-    ))
+    let memoryOnly = ImagePipeline(
+        configuration: .init(
+            dataLoader: loader, dataCache: nil, decoders: [PassThroughDecoder()],
+            maximumConcurrentDownloads: concurrency, maximumConcurrentDownloadsPerHost: concurrency
+        ))
     noDisk.append(try await loadAll(memoryOnly, urls.map { URL(string: $0.absoluteString + "&memory")! }))
 
     let (decoding, decodingDisk) = try makePipeline(folder: scratch + "/decode", loader: loader, decoder: JPEGDecoder())
@@ -93,27 +103,35 @@ for round in 0..<rounds {
     direct.append(try directDecode(paths, keeping: false))
     directKept.append(try directDecode(paths, keeping: true))
     handedOff.append(try await handedOffDecode(paths, threads: handOff))
-    print(String(format: "round %d: bare %.0f/s, pipeline (decode skipped) %.0f/s (no disk cache %.0f/s), pipeline (decoded) %.0f/s, disk hits %.0f/s (no memory cache %.0f/s), DiskCache read + decode %.0f/s, direct read+decode %.0f/s (keeping the images %.0f/s), bare + hand-off %.0f/s (+ file store %.0f/s), direct + hand-off %.0f/s",
-                 round + 1, bare.last!, skipped.last!, noDisk.last!, decoded.last!, diskHits.last!, diskHitsUncached.last!, cacheRead.last!, direct.last!, directKept.last!, bareHandedOff.last!, bareStored.last!, handedOff.last!))
+    print(
+        String(
+            format:
+                "round %d: bare %.0f/s, pipeline (decode skipped) %.0f/s (no disk cache %.0f/s), pipeline (decoded) %.0f/s, disk hits %.0f/s (no memory cache %.0f/s), DiskCache read + decode %.0f/s, direct read+decode %.0f/s (keeping the images %.0f/s), bare + hand-off %.0f/s (+ file store %.0f/s), direct + hand-off %.0f/s",
+            round + 1, bare.last!, skipped.last!, noDisk.last!, decoded.last!, diskHits.last!, diskHitsUncached.last!, cacheRead.last!, direct.last!,
+            directKept.last!, bareHandedOff.last!, bareStored.last!, handedOff.last!))
 }
-print(String(format: """
-    median over %d rounds:
-      cold, bare AsyncHTTPClient loop          %6.0f requests/s
-      cold, bare loop + hand-off to a thread   %6.0f requests/s  (%.0f%% of bare: the floor's cost)
-      cold, bare + hand-off + file and rename  %6.0f requests/s  (%.0f%% of bare)
-      cold, pipeline, decode skipped           %6.0f requests/s  (%.0f%% of bare)
-      cold, pipeline, no disk cache, no decode %6.0f requests/s  (%.0f%% of bare)
-      cold, pipeline, JPEG decoded             %6.0f requests/s  (%.0f%% of bare)
-      direct read + TurboJPEG decode           %6.0f images/s
-      direct, decoded on a thread, handed back %6.0f images/s    (%.0f%% of direct: the floor's cost)
-      DiskCache read + TurboJPEG decode        %6.0f images/s    (%.0f%% of direct)
-      disk hits, pipeline, no memory cache     %6.0f images/s    (%.0f%% of direct)
-      direct, images kept as a cache would     %6.0f images/s
-      disk hits, pipeline, memory cache        %6.0f images/s    (%.0f%% of direct keeping the images, %.0f%% of direct)
-    """, rounds, median(bare), median(bareHandedOff), 100 * median(bareHandedOff) / median(bare), median(bareStored), 100 * median(bareStored) / median(bare), median(skipped), 100 * median(skipped) / median(bare),
-    median(noDisk), 100 * median(noDisk) / median(bare), median(decoded), 100 * median(decoded) / median(bare),
-    median(direct), median(handedOff), 100 * median(handedOff) / median(direct), median(cacheRead), 100 * median(cacheRead) / median(direct), median(diskHitsUncached), 100 * median(diskHitsUncached) / median(direct),
-    median(directKept), median(diskHits), 100 * median(diskHits) / median(directKept), 100 * median(diskHits) / median(direct)))
+print(
+    String(
+        format: """
+            median over %d rounds:
+              cold, bare AsyncHTTPClient loop          %6.0f requests/s
+              cold, bare loop + hand-off to a thread   %6.0f requests/s  (%.0f%% of bare: the floor's cost)
+              cold, bare + hand-off + file and rename  %6.0f requests/s  (%.0f%% of bare)
+              cold, pipeline, decode skipped           %6.0f requests/s  (%.0f%% of bare)
+              cold, pipeline, no disk cache, no decode %6.0f requests/s  (%.0f%% of bare)
+              cold, pipeline, JPEG decoded             %6.0f requests/s  (%.0f%% of bare)
+              direct read + TurboJPEG decode           %6.0f images/s
+              direct, decoded on a thread, handed back %6.0f images/s    (%.0f%% of direct: the floor's cost)
+              DiskCache read + TurboJPEG decode        %6.0f images/s    (%.0f%% of direct)
+              disk hits, pipeline, no memory cache     %6.0f images/s    (%.0f%% of direct)
+              direct, images kept as a cache would     %6.0f images/s
+              disk hits, pipeline, memory cache        %6.0f images/s    (%.0f%% of direct keeping the images, %.0f%% of direct)
+            """, rounds, median(bare), median(bareHandedOff), 100 * median(bareHandedOff) / median(bare), median(bareStored),
+        100 * median(bareStored) / median(bare), median(skipped), 100 * median(skipped) / median(bare),
+        median(noDisk), 100 * median(noDisk) / median(bare), median(decoded), 100 * median(decoded) / median(bare),
+        median(direct), median(handedOff), 100 * median(handedOff) / median(direct), median(cacheRead), 100 * median(cacheRead) / median(direct),
+        median(diskHitsUncached), 100 * median(diskHitsUncached) / median(direct),
+        median(directKept), median(diskHits), 100 * median(diskHits) / median(directKept), 100 * median(diskHits) / median(direct)))
 try await client.shutdown().get()
 try await loader.shutdown()
 try await server.shutdown()

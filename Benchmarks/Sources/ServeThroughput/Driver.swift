@@ -18,7 +18,8 @@ struct Driver {
     }
 
     func run() throws {
-        let taskset = try executable("taskset"), wrk = try executable("wrk")
+        let taskset = try executable("taskset")
+        let wrk = try executable("wrk")
         let scripts = FileManager.default.temporaryDirectory.appendingPathComponent("serve-throughput-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scripts, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scripts) }
@@ -34,14 +35,19 @@ struct Driver {
         guard ready.count >= 4, ready[0] == "ready", let port = Int(ready[1]) else {
             throw BenchmarkFailure(description: "the server process said \(ready.joined(separator: " "))")
         }
-        let storeMicroseconds = ready[2], sources = Array(ready[3...])
-        print("ServeThroughput: 1024x768 JPEG sources \(options.validators ? "with" : "without") validators, 256 px JPEG q80 thumbnails; "
-            + "server (pid \(server.pid)) on core 0, wrk on core 1; cache under \(options.cacheParent)")
+        let storeMicroseconds = ready[2]
+        let sources = Array(ready[3...])
+        print(
+            "ServeThroughput: 1024x768 JPEG sources \(options.validators ? "with" : "without") validators, 256 px JPEG q80 thumbnails; "
+                + "server (pid \(server.pid)) on core 0, wrk on core 1; cache under \(options.cacheParent)")
         print("  load average \(loadAverage()); DiskCache.store of 12 KB beside the result cache: \(storeMicroseconds) µs")
 
         func load(_ script: String, connections: Int, seconds: Int, first: Int) throws -> WrkResult {
-            let arguments = ["-c", "1", wrk, "-t1", "-c\(connections)", "-d\(seconds)s", "--timeout", "30s", "-s", script,
-                             "http://127.0.0.1:\(port)", "--", String(first)] + sources
+            let arguments =
+                [
+                    "-c", "1", wrk, "-t1", "-c\(connections)", "-d\(seconds)s", "--timeout", "30s", "-s", script,
+                    "http://127.0.0.1:\(port)", "--", String(first),
+                ] + sources
             let result = try WrkResult(output: ChildProcess.output(of: taskset, arguments))
             guard result.failures == 0 else { throw BenchmarkFailure(description: "wrk saw \(result.failures) failed requests") }
             return result
@@ -53,9 +59,13 @@ struct Driver {
         for round in 0..<options.rounds {
             let first = round * WrkScripts.perRound
             var served: WrkResult?
-            var bare = Double.nan, servedCPU = Double.nan, bareCPU = Double.nan, servedBusy = Double.nan
+            var bare = Double.nan
+            var servedCPU = Double.nan
+            var bareCPU = Double.nan
+            var servedBusy = Double.nan
             for phase in (round.isMultiple(of: 2) ? [0, 1] : [1, 0]) {
-                let cpuBefore = try processCPUSeconds(server.pid), start = ContinuousClock.now
+                let cpuBefore = try processCPUSeconds(server.pid)
+                let start = ContinuousClock.now
                 if phase == 0 {
                     let result = try load(transformScript, connections: 2, seconds: options.secondsPerPhase, first: first)
                     let cpu = try processCPUSeconds(server.pid) - cpuBefore
@@ -76,25 +86,33 @@ struct Driver {
             }
             guard let served else { continue }
             rounds.append(Round(served: served, bare: bare, servedCPU: servedCPU, bareCPU: bareCPU, servedBusy: servedBusy))
-            print(String(
-                format: "  round %d: served %6.1f/s  bare %6.1f/s  share %3.0f%%   CPU per answer: served %.3f ms, bare %.3f ms, share %3.0f%% (server busy %3.0f%%)",
-                round + 1, served.rate, bare, 100 * served.rate / bare, servedCPU * 1000, bareCPU * 1000, 100 * bareCPU / servedCPU, 100 * servedBusy
-            ))
+            print(
+                String(
+                    format:
+                        "  round %d: served %6.1f/s  bare %6.1f/s  share %3.0f%%   CPU per answer: served %.3f ms, bare %.3f ms, share %3.0f%% (server busy %3.0f%%)",
+                    round + 1, served.rate, bare, 100 * served.rate / bare, servedCPU * 1000, bareCPU * 1000, 100 * bareCPU / servedCPU,
+                    100 * servedBusy
+                ))
         }
         let hits = try load(hitsScript, connections: 16, seconds: 3, first: (options.rounds - 1) * WrkScripts.perRound)
         server.writeLine("stop")
         let closed = try server.readLine()
         server.wait()
 
-        let served = median(rounds.map(\.served.rate)), bare = median(rounds.map(\.bare))
+        let served = median(rounds.map(\.served.rate))
+        let bare = median(rounds.map(\.bare))
         let shares = rounds.map { 100 * $0.served.rate / $0.bare }
         print(String(format: "  transformations through imago serve  %6.1f/s  p99 %.1f ms", served, median(rounds.map(\.served.p99)) * 1000))
         print(String(format: "  the same in a bare loop               %6.1f/s", bare))
-        print(String(format: "  share                                 %5.0f%%  (median of the rounds' shares: %.0f%%; goal: at least 85%%)",
-                     100 * served / bare, median(shares)))
-        print(String(format: "  CPU time per answer: served %.3f ms, bare %.3f ms, share %.0f%% (median of the rounds' shares)",
-                     median(rounds.map(\.servedCPU)) * 1000, median(rounds.map(\.bareCPU)) * 1000,
-                     median(rounds.map { 100 * $0.bareCPU / $0.servedCPU })))
+        print(
+            String(
+                format: "  share                                 %5.0f%%  (median of the rounds' shares: %.0f%%; goal: at least 85%%)",
+                100 * served / bare, median(shares)))
+        print(
+            String(
+                format: "  CPU time per answer: served %.3f ms, bare %.3f ms, share %.0f%% (median of the rounds' shares)",
+                median(rounds.map(\.servedCPU)) * 1000, median(rounds.map(\.bareCPU)) * 1000,
+                median(rounds.map { 100 * $0.bareCPU / $0.servedCPU })))
         print(String(format: "  result-cache hits, 16 connections    %7.0f/s  p99 %.2f ms", hits.rate, hits.p99 * 1000))
         print("  \(closed); load average \(loadAverage())")
     }

@@ -39,7 +39,9 @@ enum ServeProcess {
         let client = HTTPDataLoader()
         for source in sources {
             do {
-                _ = try await client.loadData(for: DataRequest(url: URL(string: "http://127.0.0.1:\(port)/unsafe/w:255/h:256/f:jpeg/q:80/\(source)")!)) { _ in }
+                _ = try await client.loadData(
+                    for: DataRequest(url: URL(string: "http://127.0.0.1:\(port)/unsafe/w:255/h:256/f:jpeg/q:80/\(source)")!)
+                ) { _ in }
             } catch {
                 throw BenchmarkFailure(description: "warm-up failed: \(error)")
             }
@@ -90,7 +92,7 @@ enum ServeProcess {
         var count = 0
         while CacheWorkloads.seconds(ContinuousClock.now - start) < seconds {
             guard let image = try? JPEGDecoder().decode(photos[count % photos.count], options: options),
-                  (try? encoder.encode(options.scaled(image))) != nil
+                (try? encoder.encode(options.scaled(image))) != nil
             else { return (.nan, 0) }
             count += 1
         }
@@ -118,9 +120,10 @@ enum ServeProcess {
     /// The service under test: unsigned URLs, the origin's network opened, one transformation slot,
     /// every source kept from its first fetch (the warm-up's).
     static func makeService(folder: String, logger: Logger) -> ImageService? {
-        try? ImageService(configuration: .init(
-            allowsUnsigned: true, sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]), cacheFolder: folder,
-            sourceAdmission: .always, maximumConcurrentTransformations: 1
-        ), logger: logger)
+        try? ImageService(
+            configuration: .init(
+                allowsUnsigned: true, sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]), cacheFolder: folder,
+                sourceAdmission: .always, maximumConcurrentTransformations: 1
+            ), logger: logger)
     }
 }

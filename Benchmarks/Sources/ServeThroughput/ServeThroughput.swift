@@ -49,7 +49,7 @@ enum ServeThroughput {
         let outcome = await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: Result { try Driver(options: options).run() }) }
         }
-        if case let .failure(error) = outcome {
+        if case .failure(let error) = outcome {
             FileHandle.standardError.write(Data("ServeThroughput: \(error)\n".utf8))
             exit(1)
         }

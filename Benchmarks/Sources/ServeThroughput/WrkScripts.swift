@@ -9,22 +9,24 @@ enum WrkScripts {
     static let warmUpFirst = 9 * perRound
 
     /// Every request a new transformation.
-    static let transform = common + """
-        function request()
-          local i = first + n
-          n = n + 1
-          return path(i)
-        end
-        """
+    static let transform =
+        common + """
+            function request()
+              local i = first + n
+              n = n + 1
+              return path(i)
+            end
+            """
 
     /// The same 160 answers over and over: result-cache hits.
-    static let hits = common + """
-        function request()
-          local i = first + n % 160
-          n = n + 1
-          return path(i)
-        end
-        """
+    static let hits =
+        common + """
+            function request()
+              local i = first + n % 160
+              n = n + 1
+              return path(i)
+            end
+            """
 
     private static let common = """
         local first, sources, n = 0, {}, 0

@@ -31,7 +31,8 @@ struct FloorRun {
             while ContinuousClock.now < deadline {
                 let source = sources[index % sources.count]
                 guard let image = try? Thumbnail.options.scaled(JPEGDecoder().decode(source, options: Thumbnail.options)),
-                      (try? encoder.encode(image)) != nil else { continue }
+                    (try? encoder.encode(image)) != nil
+                else { continue }
                 count += 1
                 index += threads
             }

@@ -29,17 +29,22 @@ struct MemoryRun {
 
     /// Makes the photos and resets the peak resident set once they are made.
     private func prepare() throws -> PhotoSet {
-        print("Thumbnails --memory: \(count) distinct 4000x3000 JPEGs through an ImagePipeline as thumbnails fitting \(Thumbnail.box),"
-              + " \(inFlight) requests in flight, default memory cache, no disk cache")
+        print(
+            "Thumbnails --memory: \(count) distinct 4000x3000 JPEGs through an ImagePipeline as thumbnails fitting \(Thumbnail.box),"
+                + " \(inFlight) requests in flight, default memory cache, no disk cache")
         print("load average at start: \(ProcessStatus.loadAverage)")
         let start = ContinuousClock.now
         let photos = try PhotoSet(width: 4000, height: 3000, count: baseCount, firstSeed: 1000)
-        print(String(format: "distinct bytes: %d seeded photos (q85, mean %.2f MB) encoded in %.1f s; request i loads photo i mod %d"
-                     + " with a COM segment naming i inserted, made in its load closure", baseCount, photos.meanMegabytes,
-                     seconds(ContinuousClock.now - start), baseCount))
+        print(
+            String(
+                format: "distinct bytes: %d seeded photos (q85, mean %.2f MB) encoded in %.1f s; request i loads photo i mod %d"
+                    + " with a COM segment naming i inserted, made in its load closure", baseCount, photos.meanMegabytes,
+                seconds(ContinuousClock.now - start), baseCount))
         print("before loading (after making the photos): \(ProcessStatus.memory)")
         let reset = ProcessStatus.resetPeak()
-        print("before loading, peak reset to the current RSS: \(reset ? ProcessStatus.memory : "reset not supported, the peak below includes making the photos")")
+        print(
+            "before loading, peak reset to the current RSS: \(reset ? ProcessStatus.memory : "reset not supported, the peak below includes making the photos")"
+        )
         return photos
     }
 
@@ -57,10 +62,14 @@ struct MemoryRun {
     }
 
     private func report(elapsed: Double, cache: MemoryCache<ImageCacheKey, Image>) {
-        print(String(format: "loaded %d thumbnails in %.1f s (%.1f/s on %d cores)", count, elapsed, Double(count) / elapsed,
-                     ProcessInfo.processInfo.activeProcessorCount))
-        print(String(format: "memory cache: %d images, %.0f MB of pixels (cost limit %.0f MB)", cache.totalCount,
-                     Double(cache.totalCost) / 1_048_576, Double(cache.configuration.costLimit) / 1_048_576))
+        print(
+            String(
+                format: "loaded %d thumbnails in %.1f s (%.1f/s on %d cores)", count, elapsed, Double(count) / elapsed,
+                ProcessInfo.processInfo.activeProcessorCount))
+        print(
+            String(
+                format: "memory cache: %d images, %.0f MB of pixels (cost limit %.0f MB)", cache.totalCount,
+                Double(cache.totalCost) / 1_048_576, Double(cache.configuration.costLimit) / 1_048_576))
         print("after loading: \(ProcessStatus.memory)")
         print("load average at end: \(ProcessStatus.loadAverage)")
     }

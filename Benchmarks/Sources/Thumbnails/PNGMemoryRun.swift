@@ -28,8 +28,11 @@ struct PNGMemoryRun {
             for index in 0..<count {
                 if index >= inFlight { try await group.next() }
                 group.addTask {
-                    let request = whole
-                        ? ImageRequest(key: "png-\(index)", processors: [.resize(to: Thumbnail.box, contentMode: .fit)]) { Self.distinct(png, index: index) }
+                    let request =
+                        whole
+                        ? ImageRequest(key: "png-\(index)", processors: [.resize(to: Thumbnail.box, contentMode: .fit)]) {
+                            Self.distinct(png, index: index)
+                        }
                         : ImageRequest(key: "png-\(index)", targetSize: Thumbnail.box, contentMode: .fit) { Self.distinct(png, index: index) }
                     let response = try await pipeline.image(for: request)
                     guard response.image.size == expected else { throw CocoaError(.coderInvalidValue) }
@@ -46,9 +49,10 @@ struct PNGMemoryRun {
     /// Makes the picture and resets the peak resident set once it is made;
     /// nil where the peak cannot be reset. Synchronous: see ThumbnailBenchmark.
     private func prepare() throws -> (png: Data, baseline: Double)? {
-        print("Thumbnails --memory --png\(whole ? " --whole" : ""): \(count) distinct \(Self.side)x\(Self.side) PNGs through an ImagePipeline"
-              + " as thumbnails fitting \(Thumbnail.box)\(whole ? " (decoded whole, then resized)" : " (rows streamed)"),"
-              + " \(inFlight) requests in flight, default memory cache, no disk cache")
+        print(
+            "Thumbnails --memory --png\(whole ? " --whole" : ""): \(count) distinct \(Self.side)x\(Self.side) PNGs through an ImagePipeline"
+                + " as thumbnails fitting \(Thumbnail.box)\(whole ? " (decoded whole, then resized)" : " (rows streamed)"),"
+                + " \(inFlight) requests in flight, default memory cache, no disk cache")
         let start = ContinuousClock.now
         let png = try PNGEncoder().encode(photoLikeImage(width: Self.side, height: Self.side, seed: 9, discs: 60))
         print(String(format: "one seeded picture, %.1f MB as PNG, made in %.1f s", Double(png.count) / 1e6, seconds(ContinuousClock.now - start)))

@@ -52,7 +52,8 @@ enum ThumbnailBenchmark {
                 count: option("--count", default: 20), inFlight: option("--in-flight", default: 2), whole: CommandLine.arguments.contains("--whole")
             ).run()
         } else if CommandLine.arguments.contains("--memory") {
-            let run = MemoryRun(count: option("--count", default: 1_000), inFlight: option("--in-flight", default: 16), baseCount: option("--bases", default: 8))
+            let run = MemoryRun(
+                count: option("--count", default: 1_000), inFlight: option("--in-flight", default: 16), baseCount: option("--bases", default: 8))
             try await run.run()
         } else {
             try throughput()
@@ -65,7 +66,8 @@ enum ThumbnailBenchmark {
         let small = try PhotoSet(width: 1024, height: 768, count: 16, firstSeed: 100, detail: detail)
         try ThroughputRun(rounds: option("--rounds", default: 5)).run([
             ThroughputCase(photos: large, perRound: 40, goal: 20, reference: "Pillow 13 17/s, vipsthumbnail 8.14 11/s, TurboJPEG 1/8 decode 23/s"),
-            ThroughputCase(photos: small, perRound: 400, goal: 200, reference: "Pillow 13 121/s, vipsthumbnail 8.14 65/s, TurboJPEG 1/8 decode 307/s"),
+            ThroughputCase(
+                photos: small, perRound: 400, goal: 200, reference: "Pillow 13 121/s, vipsthumbnail 8.14 65/s, TurboJPEG 1/8 decode 307/s"),
         ])
     }
 }

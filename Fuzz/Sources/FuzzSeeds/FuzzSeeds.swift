@@ -55,45 +55,69 @@ struct FuzzSeeds {
         interlaced.interlaced = true
 
         return [
-            ("jpeg", [
-                ("rgb.jpg", try JPEGEncoder(quality: 90).encode(rgb)),
-                ("alpha-over-white.jpg", try JPEGEncoder(quality: 30).encode(rgba)),
-                ("gray.jpg", try JPEGEncoder().encode(gray)),
-            ]),
-            ("png", [
-                ("rgb.png", try PNGEncoder().encode(rgb)),
-                ("rgba.png", try PNGEncoder().encode(rgba)),
-                ("gray.png", try PNGEncoder().encode(gray)),
-                ("gray-alpha.png", try PNGEncoder().encode(grayAlpha)),
-            ]),
-            ("webp", [
-                ("lossy.webp", try WebPEncoder(quality: 50).encode(rgb)),
-                ("lossy-alpha.webp", try WebPEncoder(quality: 50).encode(rgba)),
-                ("lossless-alpha.webp", try WebPEncoder(lossless: true).encode(rgba)),
-                ("animated.webp", try FormatFixtures.animatedWebP(frames, durationMS: 50, loopCount: 2)),
-            ]),
-            ("gif", [
-                ("still.gif", try FormatFixtures.gif(width: 8, height: 8, palette: palette, frames: [gifFrame(1)])),
-                ("interlaced.gif", try FormatFixtures.gif(width: 8, height: 10, palette: palette, frames: [interlaced])),
-                ("animated.gif", try FormatFixtures.gif(
-                    width: 8, height: 8, palette: palette,
-                    frames: [gifFrame(1), disposed, restored, gifFrame(2, left: 6, top: 5, width: 4, height: 4)], loopCount: 0
-                )),
-            ]),
-            ("avif", [
-                ("rgb.avif", try FormatFixtures.avif([rgb])),
-                ("alpha.avif", try FormatFixtures.avif([rgba])),
-                ("sequence.avif", try FormatFixtures.avif(frames, durationSeconds: 0.05)),
-            ]),
-            ("heic", [
-                ("rgb.heic", try FormatFixtures.heic(rgb, directory: scratch)),
-                ("larger.heic", try FormatFixtures.heic(FormatFixtures.quadrants(width: 40, height: 24), directory: scratch)),
-            ]),
-            ("jxl", [
-                ("rgb.jxl", try FormatFixtures.jxl(rgb)),
-                ("alpha.jxl", try FormatFixtures.jxl(rgba, container: true)),
-                ("gray-turned.jxl", try FormatFixtures.jxl(gray, orientation: 6)),
-            ]),
+            (
+                "jpeg",
+                [
+                    ("rgb.jpg", try JPEGEncoder(quality: 90).encode(rgb)),
+                    ("alpha-over-white.jpg", try JPEGEncoder(quality: 30).encode(rgba)),
+                    ("gray.jpg", try JPEGEncoder().encode(gray)),
+                ]
+            ),
+            (
+                "png",
+                [
+                    ("rgb.png", try PNGEncoder().encode(rgb)),
+                    ("rgba.png", try PNGEncoder().encode(rgba)),
+                    ("gray.png", try PNGEncoder().encode(gray)),
+                    ("gray-alpha.png", try PNGEncoder().encode(grayAlpha)),
+                ]
+            ),
+            (
+                "webp",
+                [
+                    ("lossy.webp", try WebPEncoder(quality: 50).encode(rgb)),
+                    ("lossy-alpha.webp", try WebPEncoder(quality: 50).encode(rgba)),
+                    ("lossless-alpha.webp", try WebPEncoder(lossless: true).encode(rgba)),
+                    ("animated.webp", try FormatFixtures.animatedWebP(frames, durationMS: 50, loopCount: 2)),
+                ]
+            ),
+            (
+                "gif",
+                [
+                    ("still.gif", try FormatFixtures.gif(width: 8, height: 8, palette: palette, frames: [gifFrame(1)])),
+                    ("interlaced.gif", try FormatFixtures.gif(width: 8, height: 10, palette: palette, frames: [interlaced])),
+                    (
+                        "animated.gif",
+                        try FormatFixtures.gif(
+                            width: 8, height: 8, palette: palette,
+                            frames: [gifFrame(1), disposed, restored, gifFrame(2, left: 6, top: 5, width: 4, height: 4)], loopCount: 0
+                        )
+                    ),
+                ]
+            ),
+            (
+                "avif",
+                [
+                    ("rgb.avif", try FormatFixtures.avif([rgb])),
+                    ("alpha.avif", try FormatFixtures.avif([rgba])),
+                    ("sequence.avif", try FormatFixtures.avif(frames, durationSeconds: 0.05)),
+                ]
+            ),
+            (
+                "heic",
+                [
+                    ("rgb.heic", try FormatFixtures.heic(rgb, directory: scratch)),
+                    ("larger.heic", try FormatFixtures.heic(FormatFixtures.quadrants(width: 40, height: 24), directory: scratch)),
+                ]
+            ),
+            (
+                "jxl",
+                [
+                    ("rgb.jxl", try FormatFixtures.jxl(rgb)),
+                    ("alpha.jxl", try FormatFixtures.jxl(rgba, container: true)),
+                    ("gray-turned.jxl", try FormatFixtures.jxl(gray, orientation: 6)),
+                ]
+            ),
         ]
     }
 }

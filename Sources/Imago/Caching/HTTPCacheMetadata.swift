@@ -23,9 +23,10 @@ struct HTTPCacheMetadata: Sendable, Equatable {
         headers = responseHeaders.filter { Self.storedFields.contains($0.name) }
         // Set first: `varyFields` reads `self`, so every property needs a value.
         varyingRequestHeaders = [:]
-        varyingRequestHeaders = HTTPFields(varyFields.compactMap { name in
-            Self.first(name, in: requestHeaders).map { HTTPField(name: name, value: $0) }
-        })
+        varyingRequestHeaders = HTTPFields(
+            varyFields.compactMap { name in
+                Self.first(name, in: requestHeaders).map { HTTPField(name: name, value: $0) }
+            })
     }
 
     // MARK: Fields
@@ -82,7 +83,7 @@ extension HTTPField.Name {
 // MARK: Encoding
 
 extension HTTPCacheMetadata {
-    private static let magic: [UInt8] = [0x49, 0x48, 0x01] // "IH", version 1
+    private static let magic: [UInt8] = [0x49, 0x48, 0x01]  // "IH", version 1
 
     /// A compact binary form: magic, two times, then length-prefixed fields,
     /// names lowercased.
@@ -111,10 +112,10 @@ extension HTTPCacheMetadata {
     init?(decoding data: Data) {
         var reader = ByteReader([UInt8](data))
         guard reader.take(Self.magic.count) == Self.magic[...],
-              let requestTime = reader.integer(UInt64.self).map({ Double(bitPattern: $0) }),
-              let responseTime = reader.integer(UInt64.self).map({ Double(bitPattern: $0) }),
-              requestTime.isFinite, responseTime.isFinite,
-              let headers = reader.fields(), let varying = reader.fields(), reader.isAtEnd
+            let requestTime = reader.integer(UInt64.self).map({ Double(bitPattern: $0) }),
+            let responseTime = reader.integer(UInt64.self).map({ Double(bitPattern: $0) }),
+            requestTime.isFinite, responseTime.isFinite,
+            let headers = reader.fields(), let varying = reader.fields(), reader.isAtEnd
         else { return nil }
         self.requestTime = Date(timeIntervalSince1970: requestTime)
         self.responseTime = Date(timeIntervalSince1970: responseTime)

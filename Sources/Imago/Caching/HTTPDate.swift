@@ -11,7 +11,10 @@ package enum HTTPDate {
     package static func parse(_ text: String) -> Date? {
         let fields = text.utf8.split(whereSeparator: { $0 == 0x20 || $0 == 0x2C || $0 == 0x2D || $0 == 0x3A })
         guard fields.count >= 7 else { return nil }
-        let day, month, year, clock: Int?
+        let day: Int?
+        let month: Int?
+        let year: Int?
+        let clock: Int?
         if let asctimeMonth = monthNumber(fields[1]) {
             // asctime: weekday month day hh mm ss yyyy
             month = asctimeMonth
@@ -37,7 +40,7 @@ package enum HTTPDate {
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let clock = total - days * 86_400
         let (year, month, day) = civilDate(daysSince1970: days)
-        let weekday = weekdays[((days % 7) + 10) % 7] // 1970-01-01 was a Thursday (index 3)
+        let weekday = weekdays[((days % 7) + 10) % 7]  // 1970-01-01 was a Thursday (index 3)
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(weekday), \(two(day)) \(months[month - 1]) \(year) \(two(clock / 3600)):\(two(clock / 60 % 60)):\(two(clock % 60)) GMT"
     }
@@ -63,7 +66,8 @@ package enum HTTPDate {
 
     private static func seconds(_ hours: Substring.UTF8View, _ minutes: Substring.UTF8View, _ seconds: Substring.UTF8View) -> Int? {
         guard let h = number(hours), let m = number(minutes), let s = number(seconds),
-              h < 24, m < 60, s <= 60 else { return nil }
+            h < 24, m < 60, s <= 60
+        else { return nil }
         return h * 3600 + m * 60 + min(s, 59)
     }
 

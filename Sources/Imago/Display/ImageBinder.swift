@@ -49,8 +49,9 @@ public final class ImageBinder {
         let placeholder = placeholder ?? self.placeholder
         let failureImage = failureImage ?? self.failureImage
         if let request, let current = bindings[id], current.display === display,
-           current.task.request.imageKey == request.imageKey, !current.task.isFinished {
-            return // already loading this very image for this display
+            current.task.request.imageKey == request.imageKey, !current.task.isFinished
+        {
+            return  // already loading this very image for this display
         }
         bindings.removeValue(forKey: id)?.task.cancel()
         guard let request else {

@@ -91,7 +91,8 @@ package final class CoalescingPool<Key: Hashable & Sendable & CustomStringConver
         /// Recomputes the work's priority; tells the observers if it changed.
         mutating func updatePriority() {
             guard let level = priorityCounts.lastIndex(where: { $0 > 0 }), let highest = Priority(rawValue: level),
-                  highest != priority else { return }
+                highest != priority
+            else { return }
             priority = highest
             for handler in priorityObservers { handler(highest) }
         }
@@ -118,7 +119,8 @@ package final class CoalescingPool<Key: Hashable & Sendable & CustomStringConver
         let subscription = Locked<Subscription?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let waiter = subscribe(key: key, priority: priority, observer: .init(completion: { continuation.resume(returning: $0) }), operation: operation)
+                let waiter = subscribe(
+                    key: key, priority: priority, observer: .init(completion: { continuation.resume(returning: $0) }), operation: operation)
                 subscription.withLock { $0 = waiter }
                 subscribed(waiter.joined)
                 // A cancellation that came before the subscription was recorded.

@@ -36,7 +36,7 @@ package final class PriorityThreadPool: Sendable {
                 // reads it back from the kernel: named directly too, or the
                 // thread may keep the starting thread's name.
                 #if canImport(Glibc)
-                _ = setThreadName?(pthread_self(), String(threadName.utf8.prefix(15))!)
+                    _ = setThreadName?(pthread_self(), String(threadName.utf8.prefix(15))!)
                 #endif
                 Thread.current.name = threadName
                 queue.runJobs()
@@ -158,7 +158,9 @@ private final class JobQueue: Sendable {
 }
 
 #if canImport(Glibc)
-/// glibc's `pthread_setname_np`, which the Glibc module does not declare.
-private let setThreadName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32)? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np")
+    /// glibc's `pthread_setname_np`, which the Glibc module does not declare.
+    private let setThreadName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32)? = dlsym(
+        UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np"
+    )
     .map { unsafeBitCast($0, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self) }
 #endif

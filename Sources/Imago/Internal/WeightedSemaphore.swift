@@ -89,7 +89,11 @@ package final class WeightedSemaphore: Sendable {
         if isRunning(ticket) { return true }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                enum Action { case resume(Bool, admitting: [CheckedContinuation<Bool, Never>]), wait, watch(UInt64) }
+                enum Action {
+                    case resume(Bool, admitting: [CheckedContinuation<Bool, Never>])
+                    case wait
+                    case watch(UInt64)
+                }
                 let action = state.withLock { state -> Action in
                     switch state.phases[ticket] {
                     case .running: return .resume(true, admitting: [])
@@ -272,7 +276,9 @@ extension WeightedSemaphore.State {
             decide: { ticket in
                 guard case .queued(let waiter) = phases[ticket] else { return .skip }
                 // A full key lets others go ahead (with no per-key limit, the whole capacity is the only one).
-                if perKeyCapacity < capacity, inUsePerKey[waiter.key, default: 0] + min(waiter.weight, perKeyCapacity) > perKeyCapacity { return .skip }
+                if perKeyCapacity < capacity, inUsePerKey[waiter.key, default: 0] + min(waiter.weight, perKeyCapacity) > perKeyCapacity {
+                    return .skip
+                }
                 return waiter.weight <= free ? .take : .stop
             }
         )

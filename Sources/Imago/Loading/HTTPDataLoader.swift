@@ -166,8 +166,8 @@ public final class HTTPDataLoader: DataLoading {
     /// another origin.
     private func redirect(from collector: ResponseCollector) throws(DataLoadingError) -> URL? {
         guard let head = collector.head, [301, 302, 303, 307, 308].contains(head.status.code),
-              let location = head.headers.first(name: "Location"),
-              let next = URL(string: location, relativeTo: collector.url)?.absoluteURL
+            let location = head.headers.first(name: "Location"),
+            let next = URL(string: location, relativeTo: collector.url)?.absoluteURL
         else { return nil }
         guard let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw DataLoadingError(.invalidURL, url: next)

@@ -53,14 +53,17 @@ final class PinnedClients: Sendable {
             return (client, evicted)
         }
         for client in idle { client.shutdown { _ in } }
-        return (client, { [state] in
-            state.withLock { state in
-                if var entry = state.entries[key] {
-                    entry.leases -= 1
-                    state.entries[key] = entry
+        return (
+            client,
+            { [state] in
+                state.withLock { state in
+                    if var entry = state.entries[key] {
+                        entry.leases -= 1
+                        state.entries[key] = entry
+                    }
                 }
             }
-        })
+        )
     }
 
     /// The number of clients kept (tests).

@@ -43,7 +43,7 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
             if let pooled, count + bytes.count <= pooled.capacity {
                 (pooled.base + count).copyMemory(from: base, byteCount: bytes.count)
             } else {
-                if let pooled { // more than Content-Length said; the parser should have stopped it
+                if let pooled {  // more than Content-Length said; the parser should have stopped it
                     data = Data(bytes: pooled.base, count: count)
                     self.pooled = nil
                 }
@@ -117,7 +117,7 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
             state.head = head
             return state.url
         }
-        if head.status == .notModified { return task.eventLoop.makeSucceededVoidFuture() } // no body by definition
+        if head.status == .notModified { return task.eventLoop.makeSucceededVoidFuture() }  // no body by definition
         guard (200..<300).contains(head.status.code) else { return task.eventLoop.makeFailedFuture(Unread()) }
         let contentLength = head.headers.first(name: "Content-Length").flatMap { Int64($0) }
         if let contentLength, contentLength > Int64(maximumSize) {
@@ -172,9 +172,11 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
     /// count grows only once the bytes are written.
     private func spill(_ buffer: ByteBuffer, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
         let (file, count, held) = state.withLock { ($0.spill, $0.count, $0.data) }
-        let ready = file.map { eventLoop.makeSucceededFuture($0) } ?? SpillFile.create(in: temporaryDirectory, on: eventLoop).flatMap { file in
-            file.write(held, at: 0, on: eventLoop).map { file }
-        }
+        let ready =
+            file.map { eventLoop.makeSucceededFuture($0) }
+            ?? SpillFile.create(in: temporaryDirectory, on: eventLoop).flatMap { file in
+                file.write(held, at: 0, on: eventLoop).map { file }
+            }
         return ready.flatMap { file in
             file.write(buffer, at: count, on: eventLoop).map { file }
         }.map { [self] file in

@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where a body of unknown length goes once it outgrows memory: a temporary

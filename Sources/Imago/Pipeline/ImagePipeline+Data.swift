@@ -30,7 +30,8 @@ extension ImagePipeline {
         guard request.networkPolicy != .cacheOnly else { throw .notCached(key: request.cacheKey) }
         let fetched = try await sharedData(for: request, revalidating: stale).get()
         if let metadata = fetched.metadata, !fetched.freshness.isStale, request.cachePolicy.write.contains(.disk),
-           let dataCache = configuration.dataCache, fetched.storeClaim.take() {
+            let dataCache = configuration.dataCache, fetched.storeClaim.take()
+        {
             await diskThreads.run(priority: request.priority) { [logger] in
                 StoreStage.store(fetched.data, metadata: metadata, forKey: DiskKey.data(request.cacheKey), in: dataCache, logger: logger)
             }
@@ -50,7 +51,8 @@ extension ImagePipeline {
     private func readData(for request: ImageRequest) async -> DataRead {
         let key = DiskKey.data(request.cacheKey)
         guard request.networkPolicy != .reload, request.cachePolicy.read.contains(.disk),
-              let dataCache = configuration.dataCache, dataCache.mayContainData(forKey: key) else { return .miss }
+            let dataCache = configuration.dataCache, dataCache.mayContainData(forKey: key)
+        else { return .miss }
         let rules = cacheRules
         return await diskThreads.run(priority: request.priority) {
             guard let cached = dataCache.cachedData(forKey: key) else { return .miss }
@@ -67,8 +69,9 @@ extension ImagePipeline {
     /// Joins (or starts) the shared download of the request's data and waits
     /// for it; leaving it when the calling task is cancelled.
     private func sharedData(for request: ImageRequest, revalidating stale: StoredEntry?) async -> Result<FetchedData, Error> {
-        await dataFetches.value(for: request.dataFetchKey, priority: request.priority, subscribed: { if $0 { metrics.coalesced() } }) { [self] context in
-            await FetchDataStage(request, pipeline: self, revalidating: stale, context: context).run()
-        }
+        await dataFetches.value(
+            for: request.dataFetchKey, priority: request.priority, subscribed: { if $0 { metrics.coalesced() } },
+            operation: { [self] context in await FetchDataStage(request, pipeline: self, revalidating: stale, context: context).run() }
+        )
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import Logging
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Turning fetched bytes into the request's image: decode, scale, process,
@@ -16,12 +17,13 @@ extension ImagePipeline {
     /// page handed back is faulted in again by the next download.
     static func releaseFreedMemory(afterDecoding byteCount: Int) {
         #if canImport(Glibc)
-        guard byteCount >= 1 << 20, let trim = mallocTrim else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
-        let last = lastRelease.load(ordering: .relaxed)
-        guard now &- last >= freedMemoryInterval,
-              lastRelease.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged else { return }
-        _ = trim(0)
+            guard byteCount >= 1 << 20, let trim = mallocTrim else { return }
+            let now = DispatchTime.now().uptimeNanoseconds
+            let last = lastRelease.load(ordering: .relaxed)
+            guard now &- last >= freedMemoryInterval,
+                lastRelease.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+            else { return }
+            _ = trim(0)
         #endif
     }
 
@@ -34,15 +36,15 @@ extension ImagePipeline {
     static func trimMemory(_ cache: any ImageCaching, _ trim: MemoryTrim) {
         cache.trimMemory(trim)
         #if canImport(Glibc)
-        if let mallocTrim { _ = mallocTrim(0) }
+            if let mallocTrim { _ = mallocTrim(0) }
         #endif
     }
 
     #if canImport(Glibc)
-    /// glibc's `malloc_trim`, which the Glibc module does not declare; `nil`
-    /// with another C library.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim")
-        .map { unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self) }
+        /// glibc's `malloc_trim`, which the Glibc module does not declare; `nil`
+        /// with another C library.
+        private static let mallocTrim: (@convention(c) (Int) -> Int32)? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim")
+            .map { unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self) }
     #endif
 
     /// Decodes bytes the caller already holds as `request` asks (its target

@@ -34,7 +34,8 @@ struct CacheRules: Sendable {
             return request.networkPolicy == .revalidate ? .revalidate(StoredEntry(data: cached.data)) : .serve(.fresh)
         }
         guard let metadata = HTTPCacheMetadata(decoding: cached.metadata),
-              policy == .ignoreHTTPHeaders || metadata.matchesVary(request.headers) else { return .skip }
+            policy == .ignoreHTTPHeaders || metadata.matchesVary(request.headers)
+        else { return .skip }
         let freshness = metadata.freshness(at: now(), maximumHeuristicLifetime: maximumHeuristicLifetime)
         let verdict = policy == .ignoreHTTPHeaders ? .fresh : freshness.verdict
         switch request.networkPolicy {

@@ -21,7 +21,8 @@ struct PartialDownload: Sendable, Equatable {
             self.init(data: response.data, validator: validator)
         case 206:
             guard let previous, let range = ContentRange(response.headers.first(.contentRange)),
-                  range.start == previous.data.count else { return nil }
+                range.start == previous.data.count
+            else { return nil }
             self.init(data: previous.data + response.data, validator: previous.validator)
         default:
             return nil
@@ -49,7 +50,7 @@ struct PartialDownload: Sendable, Equatable {
     /// the end of the representation; `nil` if it does not.
     func completed(by response: DataLoadingResponse) -> DataLoadingResponse? {
         guard let range = ContentRange(response.headers.first(.contentRange)), range.start == data.count,
-              range.end + 1 == range.start + response.data.count, range.total.map({ $0 == range.end + 1 }) ?? true
+            range.end + 1 == range.start + response.data.count, range.total.map({ $0 == range.end + 1 }) ?? true
         else { return nil }
         var whole = response
         whole.statusCode = 200
@@ -62,7 +63,8 @@ struct PartialDownload: Sendable, Equatable {
     /// Stored as a disk entry whose metadata is the validator.
     init?(_ cached: CachedData) {
         guard let validator = String(validating: cached.metadata, as: UTF8.self), !validator.isEmpty,
-              cached.data.count >= Self.minimumCount else { return nil }
+            cached.data.count >= Self.minimumCount
+        else { return nil }
         self.init(data: cached.data, validator: validator)
     }
 }

@@ -126,7 +126,8 @@ public final class ImagePipeline: Sendable {
         }
         activeTasks.withLock { $0[task.id] = task }
         let observer = ImageFetches.Observer(progress: task.reportProgress, completion: { task.complete($0, startedAt: start) })
-        let subscription = imageFetches.subscribe(key: request.imageFetchKey, priority: request.priority, observer: observer) { [self] context, complete in
+        let subscription = imageFetches.subscribe(key: request.imageFetchKey, priority: request.priority, observer: observer) {
+            [self] context, complete in
             LoadImageStage.start(request, in: self, context: context, complete: complete)
         }
         if subscription.joined { metrics.coalesced() }

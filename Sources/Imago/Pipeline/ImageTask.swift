@@ -114,14 +114,15 @@ public final class ImageTask: Sendable, Hashable {
 
     /// Completes the task with its shared fetch's outcome, timed from `start`.
     func complete(_ outcome: Result<FetchedImage, ImagePipeline.Error>, startedAt start: ContinuousClock.Instant) {
-        finish(outcome.map { fetched in
-            var timings = fetched.timings
-            timings.total = ContinuousClock.now - start
-            return ImageResponse(
-                image: fetched.image, request: request, source: fetched.source, freshness: fetched.freshness, dataCount: fetched.dataCount,
-                timings: timings
-            )
-        })
+        finish(
+            outcome.map { fetched in
+                var timings = fetched.timings
+                timings.total = ContinuousClock.now - start
+                return ImageResponse(
+                    image: fetched.image, request: request, source: fetched.source, freshness: fetched.freshness, dataCount: fetched.dataCount,
+                    timings: timings
+                )
+            })
     }
 
     @Sendable func reportProgress(_ progress: DownloadProgress) {
@@ -137,7 +138,11 @@ public final class ImageTask: Sendable, Hashable {
         let taken = state.withLock { state -> Taken? in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
-            defer { state.waiters = []; state.onFinish = nil; state.progressContinuation = nil }
+            defer {
+                state.waiters = []
+                state.onFinish = nil
+                state.progressContinuation = nil
+            }
             return (state.waiters, state.onFinish, state.progressContinuation)
         }
         guard let (waiters, onFinish, progressContinuation) = taken else { return false }

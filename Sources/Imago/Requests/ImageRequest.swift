@@ -120,7 +120,8 @@ public struct ImageRequest: Sendable {
     /// make a new cache entry. Other query items and their order are kept.
     public static func cacheKey(for url: URL, removingQueryItems names: Set<String>) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let items = components.queryItems else { return url.absoluteString }
+            let items = components.queryItems
+        else { return url.absoluteString }
         let kept = items.filter { !names.contains($0.name) }
         components.queryItems = kept.isEmpty ? nil : kept
         return components.string ?? url.absoluteString

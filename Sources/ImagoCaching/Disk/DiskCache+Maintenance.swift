@@ -149,7 +149,7 @@ extension DiskCache {
         do throws(DiskCacheError) {
             try removeExpired()
             try flush()
-        } catch where error.code == .closed {
+        } catch  where error.code == .closed {
             // Closed between two ticks.
         } catch {
             configuration.logger.warning("\(error)")

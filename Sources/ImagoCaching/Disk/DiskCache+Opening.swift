@@ -64,7 +64,7 @@ extension DiskCache {
                 }
                 guard let hash = EntryHash(fileName: file.name), hash.shard == shard else { continue }
                 if let position = known[hash], let snapshot, file.modified <= snapshot.writtenAt, entries[position].size == file.size {
-                    ranked.append((entries[position], position)) // unchanged since the snapshot
+                    ranked.append((entries[position], position))  // unchanged since the snapshot
                 } else {
                     ranked.append(((hash, file.size, file.modified / 1_000_000_000), entries.count + ranked.count))
                 }
@@ -86,7 +86,7 @@ extension DiskCache {
             }.get()
             if read == size, let snapshot = IndexSnapshot(decoding: bytes) { return snapshot }
             logger.warning("disk cache: the index snapshot is corrupt; listing every folder", metadata: ["path": "\(path)"])
-        } catch where error.code == ENOENT {
+        } catch  where error.code == ENOENT {
             // No snapshot yet: a new cache, or one that was never closed.
         } catch {
             logger.warning("disk cache: cannot read the index snapshot: \(POSIXFile.describe(error.code))", metadata: ["path": "\(path)"])

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
-import Synchronization // Atomic
+import Synchronization  // Atomic
 
 /// A size-limited, crash-safe disk cache: one file per entry, an in-memory
 /// LRU index, and a snapshot of that index for fast opening.
@@ -63,7 +63,7 @@ public final class DiskCache: DataCaching, Sendable {
             throw DiskCacheError(error, operation: .open, key: nil)
         }
         var state = State(index: index, lockFile: lockFile)
-        if case let .secondStore(window) = configuration.admission { state.doorkeeper = Doorkeeper(window: window) }
+        if case .secondStore(let window) = configuration.admission { state.doorkeeper = Doorkeeper(window: window) }
         self.state = Locked(state)
         if index.totalSize > configuration.sizeLimit {
             try trim(toSize: configuration.sizeLimit)
@@ -91,12 +91,12 @@ public final class DiskCache: DataCaching, Sendable {
             let fd = try POSIXFile.open(file, O_RDONLY)
             defer { POSIXFile.close(fd) }
             switch try EntryFile.read(fd, path: file, owner: .key(Array(key.utf8))) {
-            case let .entry(entry):
+            case .entry(let entry):
                 return entry
             case .otherKey:
                 configuration.logger.warning("disk cache: SHA-256 collision, not served", metadata: ["key": "\(key)", "path": "\(file)"])
                 return nil
-            case let .corrupt(reason):
+            case .corrupt(let reason):
                 configuration.logger.warning("disk cache: removed a corrupt entry (\(reason))", metadata: ["key": "\(key)", "path": "\(file)"])
                 discard(record)
                 return nil
@@ -164,8 +164,9 @@ public final class DiskCache: DataCaching, Sendable {
             let replaced = state.index.record(for: hash)?.size ?? 0
             // Make room first, so the limit holds even at the moment of the rename.
             while state.index.totalSize - replaced + Int64(size) > Int64(configuration.sizeLimit),
-                  let victim = state.index.leastRecentlyUsed(excluding: hash) {
-                if case let .failure(error) = removeEntry(victim.hash, from: &state, operation: .store) {
+                let victim = state.index.leastRecentlyUsed(excluding: hash)
+            {
+                if case .failure(let error) = removeEntry(victim.hash, from: &state, operation: .store) {
                     return .failure(error)
                 }
             }
@@ -178,7 +179,7 @@ public final class DiskCache: DataCaching, Sendable {
             state.isDirty = true
             return .success(())
         }
-        if case let .failure(error) = committed {
+        if case .failure(let error) = committed {
             try? POSIXFile.unlink(temporary)
             throw error
         }
@@ -221,7 +222,7 @@ public final class DiskCache: DataCaching, Sendable {
             let fd: Int32
             do throws(SystemCallError) {
                 fd = try POSIXFile.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
-            } catch where error.code == ENOENT {
+            } catch  where error.code == ENOENT {
                 // The sub-folder (or the whole cache folder) is missing: create it again.
                 try recreateFolder(shard: shard)
                 fd = try POSIXFile.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
@@ -273,7 +274,7 @@ public final class DiskCache: DataCaching, Sendable {
     func discard(_ record: DiskIndex.Record) {
         state.withLock { state in
             guard state.index.record(for: record.hash)?.generation == record.generation else { return }
-            if case let .failure(error) = removeEntry(record.hash, from: &state, operation: .remove) {
+            if case .failure(let error) = removeEntry(record.hash, from: &state, operation: .remove) {
                 configuration.logger.warning("\(error)")
             }
         }

@@ -43,12 +43,13 @@ public struct DiskCacheError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     init(_ error: SystemCallError, operation: Operation, key: String?) {
-        let code: Code = switch error.code {
-        case ENOSPC, EDQUOT: .noSpace
-        case EROFS: .readOnly
-        case EACCES, EPERM: .permissionDenied
-        default: .io(errno: error.code)
-        }
+        let code: Code =
+            switch error.code {
+            case ENOSPC, EDQUOT: .noSpace
+            case EROFS: .readOnly
+            case EACCES, EPERM: .permissionDenied
+            default: .io(errno: error.code)
+            }
         self.init(
             code: code, operation: operation, key: key, path: error.path,
             detail: "\(error.call): \(POSIXFile.describe(error.code)) (errno \(error.code))"
@@ -57,23 +58,24 @@ public struct DiskCacheError: Error, Sendable, Equatable, CustomStringConvertibl
 
     public var description: String {
         let what = key.map { "\(operation.rawValue) of key \"\($0)\"" } ?? operation.rawValue
-        let reason: String = switch code {
-        case .inUse: "the cache folder is in use by another DiskCache"
-        case .noSpace: "no space left on the device"
-        case .readOnly: "the file system is read-only"
-        case .permissionDenied: "permission denied"
-        case let .entryTooLarge(size, limit): "the entry (\(size) bytes) is larger than the size limit (\(limit) bytes)"
-        case .closed: "the cache is closed"
-        case .io: "I/O error"
-        }
+        let reason: String =
+            switch code {
+            case .inUse: "the cache folder is in use by another DiskCache"
+            case .noSpace: "no space left on the device"
+            case .readOnly: "the file system is read-only"
+            case .permissionDenied: "permission denied"
+            case .entryTooLarge(let size, let limit): "the entry (\(size) bytes) is larger than the size limit (\(limit) bytes)"
+            case .closed: "the cache is closed"
+            case .io: "I/O error"
+            }
         return "disk cache: \(what) failed at \(path): \(reason) [\(detail)]"
     }
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -83,7 +83,7 @@ struct IndexSnapshot: Sendable {
             guard load(4) as UInt32 == Self.version else { return nil }
             let count = load(16) as UInt64
             guard count <= UInt64(raw.count / Self.entrySize),
-                  Self.headerSize + Int(count) * Self.entrySize + 8 == raw.count
+                Self.headerSize + Int(count) * Self.entrySize + 8 == raw.count
             else { return nil }
             let body = UnsafeRawBufferPointer(rebasing: raw[..<(raw.count - 8)])
             guard Checksum.hash(body) == load(raw.count - 8) else { return nil }

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A value guarded by a `pthread_mutex_t`, with a condition variable for
@@ -42,17 +42,17 @@ package final class Locked<Value> {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         #if canImport(Glibc)
-        // Adaptive: spin briefly before sleeping in the kernel. The memory
-        // cache's shards are held for tens of nanoseconds, far less than a
-        // sleep and wake-up, so two threads sharing a cache do better with a
-        // short spin than with the default kind, which sleeps at once.
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
+            // Adaptive: spin briefly before sleeping in the kernel. The memory
+            // cache's shards are held for tens of nanoseconds, far less than a
+            // sleep and wake-up, so two threads sharing a cache do better with a
+            // short spin than with the default kind, which sleeps at once.
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+            pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
         #else
-        pthread_mutex_init(mutex, nil)
+            pthread_mutex_init(mutex, nil)
         #endif
     }
 

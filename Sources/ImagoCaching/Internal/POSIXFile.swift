@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A failed system call: which call, on which path, and the errno it set.
@@ -26,7 +26,7 @@ struct SystemCallError: Error, Sendable {
 enum POSIXFile {
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(SystemCallError) -> Int32 {
         while true {
-            let fd = Glibc_open(path, flags | O_CLOEXEC, mode)
+            let fd = systemOpen(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return fd }
             if errno != EINTR { throw SystemCallError("open", path) }
         }
@@ -98,12 +98,12 @@ enum POSIXFile {
     }
 
     static func rename(_ from: String, to: String) throws(SystemCallError) {
-        guard Glibc_rename(from, to) == 0 else { throw SystemCallError("rename", to) }
+        guard systemRename(from, to) == 0 else { throw SystemCallError("rename", to) }
     }
 
     /// Removes a file; a file that is already gone is not an error.
     static func unlink(_ path: String) throws(SystemCallError) {
-        guard Glibc_unlink(path) == 0 || errno == ENOENT else { throw SystemCallError("unlink", path) }
+        guard systemUnlink(path) == 0 || errno == ENOENT else { throw SystemCallError("unlink", path) }
     }
 
     /// Creates a directory; one that already exists is not an error.
@@ -167,9 +167,9 @@ enum POSIXFile {
 
     private static func modified(_ info: stat) -> Int64 {
         #if canImport(Darwin)
-        nanoseconds(info.st_mtimespec)
+            nanoseconds(info.st_mtimespec)
         #else
-        nanoseconds(info.st_mtim)
+            nanoseconds(info.st_mtim)
         #endif
     }
 
@@ -179,7 +179,7 @@ enum POSIXFile {
 }
 
 // The wrappers above share names with the C functions they call.
-private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
-private func Glibc_rename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
-private func Glibc_unlink(_ path: String) -> Int32 { unlink(path) }
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
+private func systemRename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
+private func systemUnlink(_ path: String) -> Int32 { unlink(path) }
 private func systemClose(_ fd: Int32) -> Int32 { close(fd) }

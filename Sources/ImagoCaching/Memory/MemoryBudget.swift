@@ -43,7 +43,8 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
         for line in cgroupList.split(separator: "\n") {
             let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
             guard fields.count == 3, fields[2].hasPrefix("/") else { continue }
-            let base: String, files: [String]
+            let base: String
+            let files: [String]
             if fields[0] == "0", fields[1].isEmpty {
                 (base, files) = (Self.unifiedRoot(cgroupRoot), ["memory.max", "memory.high"])
             } else if fields[1].split(separator: ",").contains("memory") {
@@ -71,7 +72,7 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
     /// limit" (a page-rounded Int64.max).
     static func readLimit(_ path: String) -> UInt64? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let value = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)), value > 0, value < UInt64(Int64.max) - (1 << 20)
+            let value = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)), value > 0, value < UInt64(Int64.max) - (1 << 20)
         else { return nil }
         return value
     }

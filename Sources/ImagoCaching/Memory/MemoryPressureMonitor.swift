@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// How much memory a cache gives back.
 public enum MemoryTrim: Sendable, Equatable {
@@ -49,7 +50,7 @@ public final class MemoryPressureMonitor: Sendable {
         let wakeDescriptor = wake.read
         let thread = Thread {
             Self.watch(sources, wake: wakeDescriptor, escalation: PressureEscalation(window: escalationWindow), handler: handler)
-            sources.forEach { $0.close() }
+            for source in sources { source.close() }
             state.withLock { $0.threadExited = true }
             state.signalAll()
         }
@@ -81,7 +82,8 @@ public final class MemoryPressureMonitor: Sendable {
         var live = sources
         let start = ContinuousClock.now
         while wake >= 0 {
-            var descriptors = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            var descriptors =
+                [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
                 + live.map { pollfd(fd: $0.pollDescriptor.descriptor, events: $0.pollDescriptor.events, revents: 0) }
             let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
             if ready < 0, errno == EINTR { continue }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Something that signals memory pressure through a file descriptor, which
 /// ``MemoryPressureMonitor`` polls: Linux's pressure-stall triggers and
@@ -88,10 +89,11 @@ public final class CgroupMemoryHighEvents: MemoryPressureSource {
         let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return .closed }
         let text = String(decoding: buffer.prefix(count), as: UTF8.self)
-        let high = text.split(separator: "\n").lazy.compactMap { line -> Int? in
-            let fields = line.split(separator: " ")
-            return fields.count == 2 && fields[0] == "high" ? Int(fields[1]) : nil
-        }.first ?? 0
+        let high =
+            text.split(separator: "\n").lazy.compactMap { line -> Int? in
+                let fields = line.split(separator: " ")
+                return fields.count == 2 && fields[0] == "high" ? Int(fields[1]) : nil
+            }.first ?? 0
         return lastCount.withLock { last in
             defer { last = max(last, high) }
             return high > last ? .pressure : .nothing
@@ -124,7 +126,7 @@ public final class CgroupV1PressureLevel: MemoryPressureSource {
         defer { if control >= 0 { Glibc.close(control) } }
         let registration = "\(eventDescriptor) \(levelDescriptor) \(level)"
         guard eventDescriptor >= 0, levelDescriptor >= 0, control >= 0,
-              registration.withCString({ write(control, $0, strlen($0)) }) > 0
+            registration.withCString({ write(control, $0, strlen($0)) }) > 0
         else {
             if eventDescriptor >= 0 { Glibc.close(eventDescriptor) }
             if levelDescriptor >= 0 { Glibc.close(levelDescriptor) }

@@ -83,7 +83,8 @@ final class AVIFFrameSource: AnimationFrameSource {
         avifRGBImageSetDefaults(&rgb, image)
         let hasAlpha = image.pointee.alphaPlane != nil
         let channels = hasAlpha ? 4 : 3
-        let width = Int(image.pointee.width), height = Int(image.pointee.height)
+        let width = Int(image.pointee.width)
+        let height = Int(image.pointee.height)
         rgb.format = hasAlpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
         rgb.depth = 8
         rgb.rowBytes = UInt32(width * channels)
@@ -98,7 +99,9 @@ final class AVIFFrameSource: AnimationFrameSource {
         guard let decoded = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .avif, detail: "inconsistent sizes")
         }
-        let cropped = Self.crop(of: image.pointee).flatMap { ImageProcessors.Crop(x: $0.x, y: $0.y, width: $0.width, height: $0.height).process(decoded) } ?? decoded
+        let cropped =
+            Self.crop(of: image.pointee).flatMap { ImageProcessors.Crop(x: $0.x, y: $0.y, width: $0.width, height: $0.height).process(decoded) }
+            ?? decoded
         return Self.transforms(of: image.pointee).reduce(cropped) { $1.apply(to: $0) }
     }
 
@@ -112,7 +115,9 @@ final class AVIFFrameSource: AnimationFrameSource {
         /// The crop's start on one axis: (full - size) / 2 + offN / offD, whole and inside.
         func start(full: UInt32, sizeN: UInt32, sizeD: UInt32, offN: UInt32, offD: UInt32) -> (Int, Int)? {
             guard sizeD != 0, offD != 0, sizeN % sizeD == 0 else { return nil }
-            let size = Int64(sizeN / sizeD), offset = Int64(Int32(bitPattern: offN)), denominator = Int64(offD)
+            let size = Int64(sizeN / sizeD)
+            let offset = Int64(Int32(bitPattern: offN))
+            let denominator = Int64(offD)
             let numerator = (Int64(full) - size) * denominator + 2 * offset
             guard size > 0, numerator % (2 * denominator) == 0 else { return nil }
             let first = numerator / (2 * denominator)
@@ -120,7 +125,7 @@ final class AVIFFrameSource: AnimationFrameSource {
             return (Int(first), Int(size))
         }
         guard let (x, width) = start(full: image.width, sizeN: clap.widthN, sizeD: clap.widthD, offN: clap.horizOffN, offD: clap.horizOffD),
-              let (y, height) = start(full: image.height, sizeN: clap.heightN, sizeD: clap.heightD, offN: clap.vertOffN, offD: clap.vertOffD)
+            let (y, height) = start(full: image.height, sizeN: clap.heightN, sizeD: clap.heightD, offN: clap.vertOffN, offD: clap.vertOffD)
         else { return nil }
         return (x, y, width, height)
     }

@@ -33,14 +33,18 @@ extension ImageDecodingOptions {
                 guard bytes.count >= 10 else { return nil }
                 return ImageSize(width: littleEndian16(6), height: littleEndian16(8))
             case .webp:
-                var width: Int32 = 0, height: Int32 = 0
+                var width: Int32 = 0
+                var height: Int32 = 0
                 let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
                 guard WebPGetInfo(base, bytes.count, &width, &height) != 0 else { return nil }
                 return ImageSize(width: Int(width), height: Int(height))
             case .jpeg:
                 guard let handle = tjInitDecompress(), let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
                 defer { tjDestroy(handle) }
-                var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+                var width: Int32 = 0
+                var height: Int32 = 0
+                var subsampling: Int32 = 0
+                var colorspace: Int32 = 0
                 _ = tjDecompressHeader3(handle, base, UInt(bytes.count), &width, &height, &subsampling, &colorspace)
                 return width > 0 && height > 0 ? ImageSize(width: Int(width), height: Int(height)) : nil
             default:

@@ -41,7 +41,8 @@ public struct GIFDecoder: ImageDecoding {
 
     private static func scan(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Scan {
         let reader = try GIFReader(data)
-        let width = Int(reader.file.pointee.SWidth), height = Int(reader.file.pointee.SHeight)
+        let width = Int(reader.file.pointee.SWidth)
+        let height = Int(reader.file.pointee.SHeight)
         try options.checkPixelCount(width: width, height: height, format: .gif)
         var durations: [Double] = []
         do throws(ImageDecodingError) {
@@ -140,7 +141,8 @@ final class GIFFrameSource: AnimationFrameSource {
 
     /// The part of `start..<start + length` inside `0..<limit`.
     private func clipped(_ start: Int, _ length: Int, _ limit: Int) -> Range<Int> {
-        let lower = max(0, start), upper = min(limit, start + length)
+        let lower = max(0, start)
+        let upper = min(limit, start + length)
         return lower < upper ? lower..<upper : 0..<0
     }
 }

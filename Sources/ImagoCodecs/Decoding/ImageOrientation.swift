@@ -4,7 +4,8 @@ import Foundation
 /// orientation tag's eight values (camera JPEGs are often stored sideways
 /// with the tag saying so).
 public enum ImageOrientation: Int, Sendable, Hashable {
-    case up = 1, upMirrored, down, downMirrored, leftMirrored, right, rightMirrored, left
+    case up = 1
+    case upMirrored, down, downMirrored, leftMirrored, right, rightMirrored, left
 
     /// Whether showing the image upright swaps its width and height.
     public var swapsDimensions: Bool { rawValue >= 5 }

@@ -38,11 +38,15 @@ public struct JPEGDecoder: ImageDecoding {
     private func decode(
         _ handle: tjhandle, _ jpeg: UnsafePointer<UInt8>, _ size: UInt, orientation: ImageOrientation, options: ImageDecodingOptions
     ) throws(ImageDecodingError) -> Image {
-        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var subsampling: Int32 = 0
+        var colorspace: Int32 = 0
         // A warning (extraneous bytes before a marker, a common glitch)
         // comes with a valid header, as it does after decoding: go on.
-        guard tjDecompressHeader3(handle, jpeg, size, &width, &height, &subsampling, &colorspace) == 0
-            || isWarning(handle) && width > 0 && height > 0
+        guard
+            tjDecompressHeader3(handle, jpeg, size, &width, &height, &subsampling, &colorspace) == 0
+                || isWarning(handle) && width > 0 && height > 0
         else {
             throw error(handle)
         }

@@ -23,7 +23,7 @@ public struct JXLDecoder: ImageDecoding {
         let bytes = PinnedBytes(data)
         let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
         guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
-              JxlDecoderSetInput(decoder, bytes.baseAddress.assumingMemoryBound(to: UInt8.self), bytes.count) == JXL_DEC_SUCCESS
+            JxlDecoderSetInput(decoder, bytes.baseAddress.assumingMemoryBound(to: UInt8.self), bytes.count) == JXL_DEC_SUCCESS
         else {
             throw ImageDecodingError(code: .corrupt, format: .jxl, detail: "libjxl refused the input")
         }
@@ -67,12 +67,13 @@ public struct JXLDecoder: ImageDecoding {
             width = Int(info.xsize)
             height = Int(info.ysize)
             try options.checkPixelCount(width: width, height: height, format: .jxl)
-            pixelFormat = switch (info.num_color_channels == 1, info.alpha_bits > 0) {
-            case (true, false): .gray8
-            case (true, true): .grayAlpha8
-            case (false, false): .rgb8
-            case (false, true): .rgba8
-            }
+            pixelFormat =
+                switch (info.num_color_channels == 1, info.alpha_bits > 0) {
+                case (true, false): .gray8
+                case (true, true): .grayAlpha8
+                case (false, false): .rgb8
+                case (false, true): .rgba8
+                }
         }
 
         /// Runs the decoder through the first frame, into `buffer`, which must
@@ -84,7 +85,7 @@ public struct JXLDecoder: ImageDecoding {
             try Self.run(decoder, until: JXL_DEC_NEED_IMAGE_OUT_BUFFER)
             var size = 0
             guard JxlDecoderImageOutBufferSize(decoder, &format, &size) == JXL_DEC_SUCCESS, size == buffer.count,
-                  JxlDecoderSetImageOutBuffer(decoder, &format, buffer.baseAddress, buffer.count) == JXL_DEC_SUCCESS
+                JxlDecoderSetImageOutBuffer(decoder, &format, buffer.baseAddress, buffer.count) == JXL_DEC_SUCCESS
             else {
                 throw ImageDecodingError(code: .corrupt, format: .jxl, detail: "inconsistent sizes")
             }
@@ -96,12 +97,13 @@ public struct JXLDecoder: ImageDecoding {
         static func run(_ decoder: OpaquePointer, until event: JxlDecoderStatus) throws(ImageDecodingError) {
             let status = JxlDecoderProcessInput(decoder)
             guard status != event else { return }
-            let detail = switch status {
-            case JXL_DEC_NEED_MORE_INPUT: "truncated data"
-            case JXL_DEC_ERROR: "libjxl could not decode the data"
-            case JXL_DEC_SUCCESS: "no image in the data"
-            default: "unexpected libjxl event \(status.rawValue)"
-            }
+            let detail =
+                switch status {
+                case JXL_DEC_NEED_MORE_INPUT: "truncated data"
+                case JXL_DEC_ERROR: "libjxl could not decode the data"
+                case JXL_DEC_SUCCESS: "no image in the data"
+                default: "unexpected libjxl event \(status.rawValue)"
+                }
             throw ImageDecodingError(code: .corrupt, format: .jxl, detail: detail)
         }
     }

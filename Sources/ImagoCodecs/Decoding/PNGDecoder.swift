@@ -40,7 +40,8 @@ public struct PNGDecoder: ImageDecoding {
         try check(spng_set_chunk_limits(context, 8 << 20, 16 << 20))
         var header = spng_ihdr()
         try check(spng_get_ihdr(context, &header))
-        let width = Int(header.width), height = Int(header.height)
+        let width = Int(header.width)
+        let height = Int(header.height)
         try options.checkPixelCount(width: width, height: height, format: .png)
         // Reading tRNS reads every chunk before the image data: a missing
         // or misplaced PLTE and the chunk limits surface here.
@@ -94,9 +95,10 @@ public struct PNGDecoder: ImageDecoding {
         var size = 0
         try check(spng_decoded_image_size(context, layout.spngFormat, &size))
         var buffer = [UInt8](repeating: 0, count: size)
-        try check(buffer.withUnsafeMutableBytes { output in
-            spng_decode_image(context, output.baseAddress, output.count, layout.spngFormat, Int32(SPNG_DECODE_TRNS.rawValue))
-        })
+        try check(
+            buffer.withUnsafeMutableBytes { output in
+                spng_decode_image(context, output.baseAddress, output.count, layout.spngFormat, Int32(SPNG_DECODE_TRNS.rawValue))
+            })
         if layout.kept.count < layout.decodedChannels {
             buffer = Self.keepChannels(buffer, stride: layout.decodedChannels, layout.kept)
         }

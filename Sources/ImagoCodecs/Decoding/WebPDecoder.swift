@@ -94,14 +94,15 @@ public struct WebPDecoder: ImageDecoding {
     }
 
     static func error(_ status: VP8StatusCode) -> ImageDecodingError {
-        let detail = switch status {
-        case VP8_STATUS_NOT_ENOUGH_DATA: "truncated data"
-        case VP8_STATUS_BITSTREAM_ERROR: "bitstream error"
-        case VP8_STATUS_UNSUPPORTED_FEATURE: "unsupported feature"
-        case VP8_STATUS_OUT_OF_MEMORY: "out of memory"
-        case VP8_STATUS_INVALID_PARAM: "invalid parameter"
-        default: "libwebp status \(status.rawValue)"
-        }
+        let detail =
+            switch status {
+            case VP8_STATUS_NOT_ENOUGH_DATA: "truncated data"
+            case VP8_STATUS_BITSTREAM_ERROR: "bitstream error"
+            case VP8_STATUS_UNSUPPORTED_FEATURE: "unsupported feature"
+            case VP8_STATUS_OUT_OF_MEMORY: "out of memory"
+            case VP8_STATUS_INVALID_PARAM: "invalid parameter"
+            default: "libwebp status \(status.rawValue)"
+            }
         return ImageDecodingError(code: .corrupt, format: .webp, detail: detail)
     }
 }

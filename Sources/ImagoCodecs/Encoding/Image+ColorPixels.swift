@@ -7,7 +7,8 @@ extension Image {
             return (pixels, bytesPerRow)
         case .gray8, .grayAlpha8:
             let hasAlpha = pixelFormat.hasAlpha
-            let channels = hasAlpha ? 2 : 1, outputChannels = hasAlpha ? 4 : 3
+            let channels = hasAlpha ? 2 : 1
+            let outputChannels = hasAlpha ? 4 : 3
             var color = [UInt8](repeating: 0, count: width * height * outputChannels)
             for y in 0..<height {
                 for x in 0..<width {

@@ -29,12 +29,16 @@ public struct PNGEncoder: ImageEncoding {
         try check(spng_set_ihdr(context, &header))
         // libspng takes rows packed; repack if the image has row padding.
         let rowBytes = image.width * image.pixelFormat.bytesPerPixel
-        let packed = image.bytesPerRow == rowBytes ? image.pixels : (0..<image.height).flatMap { y in
-            image.pixels[(y * image.bytesPerRow)..<(y * image.bytesPerRow + rowBytes)]
-        }
-        try check(packed.withUnsafeBytes { pixels in
-            spng_encode_image(context, pixels.baseAddress, pixels.count, Int32(SPNG_FMT_PNG.rawValue), Int32(SPNG_ENCODE_FINALIZE.rawValue))
-        })
+        let packed =
+            image.bytesPerRow == rowBytes
+            ? image.pixels
+            : (0..<image.height).flatMap { y in
+                image.pixels[(y * image.bytesPerRow)..<(y * image.bytesPerRow + rowBytes)]
+            }
+        try check(
+            packed.withUnsafeBytes { pixels in
+                spng_encode_image(context, pixels.baseAddress, pixels.count, Int32(SPNG_FMT_PNG.rawValue), Int32(SPNG_ENCODE_FINALIZE.rawValue))
+            })
         var length = 0
         var status: Int32 = 0
         guard let buffer = spng_get_png_buffer(context, &length, &status) else {

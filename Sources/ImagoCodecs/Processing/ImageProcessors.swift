@@ -20,7 +20,8 @@ extension ImageProcessors {
             guard size.width > 0, size.height > 0 else { return nil }
             let scaled = ImageDecodingOptions(targetSize: size, contentMode: contentMode).scaled(image)
             guard crop, contentMode == .fill else { return scaled }
-            let width = min(size.width, scaled.width), height = min(size.height, scaled.height)
+            let width = min(size.width, scaled.width)
+            let height = min(size.height, scaled.height)
             return Crop(x: (scaled.width - width) / 2, y: (scaled.height - height) / 2, width: width, height: height).process(scaled)
         }
     }
@@ -43,7 +44,8 @@ extension ImageProcessors {
         public var identifier: String { "crop(\(x),\(y),\(width)x\(height))" }
 
         public func process(_ image: Image) -> Image? {
-            let left = max(0, x), top = max(0, y)
+            let left = max(0, x)
+            let top = max(0, y)
             let right = min(image.width, x.addingReportingOverflow(width).partialValue)
             let bottom = min(image.height, y.addingReportingOverflow(height).partialValue)
             guard left < right, top < bottom else { return nil }
@@ -84,12 +86,14 @@ extension ImageProcessors {
 
         public func process(_ image: Image) -> Image? {
             let withAlpha = image.addingAlpha()
-            let width = Double(image.width), height = Double(image.height)
+            let width = Double(image.width)
+            let height = Double(image.height)
             let channels = withAlpha.pixelFormat.bytesPerPixel
             var pixels = withAlpha.pixels
             for y in 0..<image.height {
                 for x in 0..<image.width {
-                    let coverage = isCircle
+                    let coverage =
+                        isCircle
                         ? Self.ellipseCoverage(x: Double(x) + 0.5, y: Double(y) + 0.5, width: width, height: height)
                         : Self.cornerCoverage(x: Double(x) + 0.5, y: Double(y) + 0.5, width: width, height: height, radius: radius)
                     guard coverage < 1 else { continue }
@@ -113,8 +117,10 @@ extension ImageProcessors {
         }
 
         static func ellipseCoverage(x: Double, y: Double, width: Double, height: Double) -> Double {
-            let rx = width / 2, ry = height / 2
-            let nx = (x - rx) / rx, ny = (y - ry) / ry
+            let rx = width / 2
+            let ry = height / 2
+            let nx = (x - rx) / rx
+            let ny = (y - ry) / ry
             let distance = (nx * nx + ny * ny).squareRoot()
             // The signed distance to the edge, in pixels along the smaller radius.
             return max(0, min(1, (1 - distance) * min(rx, ry) + 0.5))
@@ -169,7 +175,8 @@ extension ImageProcessors {
                     for x in 0..<image.width {
                         let source = y * image.bytesPerRow + x * channels
                         let target = (y * image.width + x) * outputChannels
-                        let luma = 0.2126 * Float(image.pixels[source]) + 0.7152 * Float(image.pixels[source + 1])
+                        let luma =
+                            0.2126 * Float(image.pixels[source]) + 0.7152 * Float(image.pixels[source + 1])
                             + 0.0722 * Float(image.pixels[source + 2])
                         output[target] = UInt8(min(255, luma.rounded()))
                         if hasAlpha { output[target + 1] = image.pixels[source + 3] }

@@ -59,7 +59,8 @@ public enum ImageResizer {
         sourceWidth: Int, pixelFormat: Image.PixelFormat, columns: [Footprint], rows: [Footprint],
         row: (Int) throws(Failure) -> UnsafeBufferPointer<UInt8>
     ) throws(Failure) -> Image? {
-        let width = columns.count, height = rows.count
+        let width = columns.count
+        let height = rows.count
         guard width > 0, height > 0 else { return nil }
         let channels = pixelFormat.bytesPerPixel
         let alpha = pixelFormat.hasAlpha ? channels - 1 : -1
@@ -92,7 +93,9 @@ public enum ImageResizer {
                 }
             }
             pixels.withUnsafeMutableBufferPointer { output in
-                storeRow(sums, into: UnsafeMutableBufferPointer(rebasing: output[(y * rowFloats)..<((y + 1) * rowFloats)]), channels: channels, alpha: alpha)
+                storeRow(
+                    sums, into: UnsafeMutableBufferPointer(rebasing: output[(y * rowFloats)..<((y + 1) * rowFloats)]), channels: channels,
+                    alpha: alpha)
             }
         }
         return Image(width: width, height: height, pixelFormat: pixelFormat, pixels: pixels)
@@ -100,7 +103,8 @@ public enum ImageResizer {
 
     /// A row of bytes as floats, colour premultiplied by alpha so that
     /// transparent pixels weigh nothing.
-    private static func premultipliedRow(_ bytes: UnsafeBufferPointer<UInt8>, into row: UnsafeMutableBufferPointer<Float>, channels: Int, alpha: Int) {
+    private static func premultipliedRow(_ bytes: UnsafeBufferPointer<UInt8>, into row: UnsafeMutableBufferPointer<Float>, channels: Int, alpha: Int)
+    {
         for index in 0..<row.count { row[index] = Float(bytes[index]) }
         guard alpha >= 0 else { return }
         for pixel in stride(from: 0, to: row.count, by: channels) {
@@ -110,7 +114,8 @@ public enum ImageResizer {
     }
 
     /// Un-premultiplies and rounds a row of sums into bytes.
-    private static func storeRow(_ sums: UnsafeMutableBufferPointer<Float>, into output: UnsafeMutableBufferPointer<UInt8>, channels: Int, alpha: Int) {
+    private static func storeRow(_ sums: UnsafeMutableBufferPointer<Float>, into output: UnsafeMutableBufferPointer<UInt8>, channels: Int, alpha: Int)
+    {
         if alpha >= 0 {
             for pixel in stride(from: 0, to: sums.count, by: channels) {
                 let coverage = sums[pixel + alpha] / 255
@@ -210,7 +215,8 @@ struct Footprint {
     static func convolution(count: Int, kernel: [Float]) -> [Footprint] {
         let reach = kernel.count / 2
         return (0..<count).map { index in
-            let first = max(0, index - reach), last = min(count - 1, index + reach)
+            let first = max(0, index - reach)
+            let last = min(count - 1, index + reach)
             let weights = Array(kernel[(first - index + reach)...(last - index + reach)])
             let total = weights.reduce(0, +)
             return Footprint(first: first, weights: weights.map { $0 / total })

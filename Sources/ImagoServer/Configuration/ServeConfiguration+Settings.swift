@@ -41,7 +41,10 @@ extension ServeConfiguration {
             apply: { values, configuration throws(ConfigurationError) in configuration.service.cacheFolder = values.last }
         ),
         list("allowed-sources", "URL", "A URL prefix sources must start with", \.service.sourcePolicy.allowedPrefixes, default: "any") { $0 },
-        list("allow-source-network", "CIDR", variable: "IMAGO_ALLOWED_SOURCE_NETWORKS", "A network opened although loopback or private", \.service.sourcePolicy.allowedNetworks, default: "none") { text throws(ConfigurationError) in
+        list(
+            "allow-source-network", "CIDR", variable: "IMAGO_ALLOWED_SOURCE_NETWORKS", "A network opened although loopback or private",
+            \.service.sourcePolicy.allowedNetworks, default: "none"
+        ) { text throws(ConfigurationError) in
             guard let network = IPNetwork(text) else { throw ConfigurationError("expected ADDRESS/LENGTH") }
             return network
         },
@@ -81,7 +84,9 @@ extension ServeConfiguration {
         ),
         seconds("max-age", "Cache-Control max-age of images, at most the source's remaining freshness", \.service.maxAge),
         seconds("error-max-age", "Cache-Control max-age of error answers", \.service.errorMaxAge),
-        count("concurrency", "Transformations (download, decode, process, encode) at once", \.service.maximumConcurrentTransformations, default: "the number of cores"),
+        count(
+            "concurrency", "Transformations (download, decode, process, encode) at once", \.service.maximumConcurrentTransformations,
+            default: "the number of cores"),
         count("queue-length", "Requests waiting for a transformation turn; beyond them, 429", \.service.queueCapacity),
         duration("queue-timeout", "Seconds a request may wait for its turns before a 503", \.service.queueTimeout),
         duration("source-timeout", "Seconds a source's whole download may take", \.service.sourceTimeout),
@@ -95,7 +100,8 @@ extension ServeConfiguration {
             }
         ),
         count("max-frames", "Frames an animated source may have", \.service.maximumFrameCount),
-        mebibytes("result-memory", "MiB of encoded answers kept in memory", \.service.resultCacheSize, default: "a fifth of the memory limit, at most 512"),
+        mebibytes(
+            "result-memory", "MiB of encoded answers kept in memory", \.service.resultCacheSize, default: "a fifth of the memory limit, at most 512"),
         duration("result-lifetime", "Seconds an answer is served before its source is asked again", \.service.resultLifetime),
         mebibytes("result-disk-limit", "MiB the cached answers may take on disk", \.service.resultDiskLimit),
         mebibytes("source-disk-limit", "MiB the cached sources may take on disk", \.service.sourceDiskLimit),
@@ -107,9 +113,12 @@ extension ServeConfiguration {
                 configuration.service.sourceAdmission = try parseSwitch(values) ? .always : ImageService.Configuration().sourceAdmission
             }
         ),
-        mebibytes("decode-memory", "MiB of decoded pixels in flight; a decode that does not fit waits", \.service.decodeMemoryBudget, default: "a quarter of the memory limit"),
+        mebibytes(
+            "decode-memory", "MiB of decoded pixels in flight; a decode that does not fit waits", \.service.decodeMemoryBudget,
+            default: "a quarter of the memory limit"),
         duration("idle-timeout", "Seconds a connection may send no whole request part before it is closed", \.idleTimeout),
-        duration("write-timeout", "Seconds an answer may wait for a client that does not read; more than the queue and source timeouts", \.writeTimeout),
+        duration(
+            "write-timeout", "Seconds an answer may wait for a client that does not read; more than the queue and source timeouts", \.writeTimeout),
         duration("drain-timeout", "Seconds the requests in flight get to finish after SIGTERM", \.drainTimeout),
         choice("log-level", "LEVEL", "How much is logged", \.logLevel, Logger.Level.allCases),
         choice("log-format", "FORMAT", "How log lines are written", \.logFormat, LogFormat.allCases),
@@ -121,7 +130,8 @@ extension ServeConfiguration {
         settings.map { setting in
             let usage = setting.isSwitch ? "--\(setting.flag)" : "--\(setting.flag) \(setting.valueName)"
             return usage + "\n      " + setting.help
-        }.joined(separator: "\n") + "\nIMAGO_KEY, IMAGO_SALT\n      Hex signing keys and salts, comma-separated pairs for rotation (variables only, so that they never show in ps)."
+        }.joined(separator: "\n")
+            + "\nIMAGO_KEY, IMAGO_SALT\n      Hex signing keys and salts, comma-separated pairs for rotation (variables only, so that they never show in ps)."
     }
 
     /// Command-line arguments (`--flag value`, `--flag=value`, `--switch`)
@@ -167,7 +177,9 @@ extension ServeConfiguration {
 
     private static func variable(_ flag: String) -> String { "IMAGO_" + flag.uppercased().replacingOccurrences(of: "-", with: "_") }
 
-    private static func text(_ flag: String, _ valueName: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, String> & Sendable) -> Setting {
+    private static func text(_ flag: String, _ valueName: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, String> & Sendable)
+        -> Setting
+    {
         Setting(
             flag: flag, variable: variable(flag), valueName: valueName, summary: summary, isRepeatable: false, listSeparator: ",",
             defaultText: { $0[keyPath: path] },
@@ -176,7 +188,8 @@ extension ServeConfiguration {
     }
 
     private static func list<Element>(
-        _ flag: String, _ valueName: String, variable name: String? = nil, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, [Element]> & Sendable, default text: String,
+        _ flag: String, _ valueName: String, variable name: String? = nil, _ summary: String,
+        _ path: WritableKeyPath<ServeConfiguration, [Element]> & Sendable, default text: String,
         _ parseElement: @escaping @Sendable (String) throws(ConfigurationError) -> Element
     ) -> Setting {
         Setting(
@@ -216,7 +229,8 @@ extension ServeConfiguration {
     }
 
     private static func number(
-        _ flag: String, _ valueName: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Int> & Sendable, scale: Int, default text: String?
+        _ flag: String, _ valueName: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Int> & Sendable, scale: Int,
+        default text: String?
     ) -> Setting {
         Setting(
             flag: flag, variable: variable(flag), valueName: valueName, summary: summary, isRepeatable: false, listSeparator: ",",
@@ -251,8 +265,12 @@ extension ServeConfiguration {
     }
 
     /// The last of `values`, parsed; an error saying what was expected.
-    private static func parse<Value>(_ values: [String], as expected: String, _ parse: (String) throws(ConfigurationError) -> Value?) throws(ConfigurationError) -> Value {
-        guard let text = values.last?.trimmingCharacters(in: .whitespaces), let value = try parse(text) else { throw ConfigurationError("expected \(expected)") }
+    private static func parse<Value>(_ values: [String], as expected: String, _ parse: (String) throws(ConfigurationError) -> Value?)
+        throws(ConfigurationError) -> Value
+    {
+        guard let text = values.last?.trimmingCharacters(in: .whitespaces), let value = try parse(text) else {
+            throw ConfigurationError("expected \(expected)")
+        }
         return value
     }
 

@@ -50,7 +50,8 @@ public struct ServeConfiguration: Sendable {
     public var address: (host: String, port: Int) {
         get throws(ConfigurationError) {
             guard let colon = bind.lastIndex(of: ":"), let port = Int(bind[bind.index(after: colon)...]), (0...65_535).contains(port),
-                  colon != bind.startIndex else {
+                colon != bind.startIndex
+            else {
                 throw ConfigurationError("bind address \(bind): expected HOST:PORT")
             }
             return (String(bind[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
@@ -69,7 +70,9 @@ public struct ServeConfiguration: Sendable {
             if let given = flags[setting.flag], !given.isEmpty {
                 (values, origin) = (given, "--" + setting.flag)
             } else if let text = environment[setting.variable] {
-                values = setting.isRepeatable ? text.split(separator: setting.listSeparator).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } : [text]
+                values =
+                    setting.isRepeatable
+                    ? text.split(separator: setting.listSeparator).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } : [text]
                 origin = setting.variable
             } else {
                 continue
@@ -80,7 +83,8 @@ public struct ServeConfiguration: Sendable {
                 throw ConfigurationError("\(origin) \(values.joined(separator: ",")): \(error.description)")
             }
         }
-        let keys = environment["IMAGO_KEY"], salts = environment["IMAGO_SALT"]
+        let keys = environment["IMAGO_KEY"]
+        let salts = environment["IMAGO_SALT"]
         switch (keys, salts) {
         case (nil, nil): break
         case (let keys?, let salts?):

@@ -18,7 +18,9 @@ public enum ServeApplication {
         router.add(middleware: MetricsMiddleware(service.metrics))
         router.add(middleware: MethodsMiddleware(errorMaxAge: service.configuration.errorMaxAge))
         router.get("health") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
         router.get("metrics") { _, _ in
             let text = service.metrics.exposition(queueLength: service.admission.queueLength)
@@ -50,10 +52,11 @@ public enum ServeApplication {
         let writeTimeout = TimeAmount.nanoseconds(writeTimeout.nanoseconds)
         return Application(
             router: router(service: service, logger: logger),
-            server: .http1(configuration: .init(
-                additionalChannelHandlers: [IdleStateHandler(writeTimeout: writeTimeout), CloseOnIdleWrites()],
-                idleTimeout: .nanoseconds(idleTimeout.nanoseconds)
-            )),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [IdleStateHandler(writeTimeout: writeTimeout), CloseOnIdleWrites()],
+                    idleTimeout: .nanoseconds(idleTimeout.nanoseconds)
+                )),
             configuration: .init(address: .hostname(host, port: port), serverName: "Imago"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
             logger: logger

@@ -23,7 +23,8 @@ public final class ServiceMetrics: Sendable {
     private func requests(_ status: Int) -> Counter {
         if let counter = requestsByStatus.withLock({ $0[status] }) { return counter }
         let counter = registry.makeCounter(
-            descriptor: .init(namespace: "imago", subsystem: "http", metricName: "requests", unitName: "total", helpText: "Requests answered, by status"),
+            descriptor: .init(
+                namespace: "imago", subsystem: "http", metricName: "requests", unitName: "total", helpText: "Requests answered, by status"),
             labels: [("status", String(status))]
         )
         requestsByStatus.withLock { $0[status] = counter }
@@ -33,26 +34,33 @@ public final class ServiceMetrics: Sendable {
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         duration = registry.makeDurationHistogram(
-            descriptor: .init(namespace: "imago", subsystem: "http", metricName: "request_duration", unitName: "seconds",
-                              helpText: "Time from a request's arrival to its response"),
-            buckets: [.milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-                      .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10)]
+            descriptor: .init(
+                namespace: "imago", subsystem: "http", metricName: "request_duration", unitName: "seconds",
+                helpText: "Time from a request's arrival to its response"),
+            buckets: [
+                .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+            ]
         )
-        inFlight = registry.makeGauge(descriptor: .init(
-            namespace: "imago", subsystem: "http", metricName: "requests_in", unitName: "flight", helpText: "Requests being answered"
-        ))
-        queueLength = registry.makeGauge(descriptor: .init(
-            namespace: "imago", subsystem: "transformation", metricName: "queue", unitName: "length",
-            helpText: "Requests waiting for a transformation slot"
-        ))
-        resultHits = registry.makeCounter(descriptor: .init(
-            namespace: "imago", subsystem: "result_cache", metricName: "hits", unitName: "total",
-            helpText: "Answers served from the encoded-result cache"
-        ))
-        transformations = registry.makeCounter(descriptor: .init(
-            namespace: "imago", metricName: "transformations", unitName: "total",
-            helpText: "Answers made by decoding, processing and encoding a source"
-        ))
+        inFlight = registry.makeGauge(
+            descriptor: .init(
+                namespace: "imago", subsystem: "http", metricName: "requests_in", unitName: "flight", helpText: "Requests being answered"
+            ))
+        queueLength = registry.makeGauge(
+            descriptor: .init(
+                namespace: "imago", subsystem: "transformation", metricName: "queue", unitName: "length",
+                helpText: "Requests waiting for a transformation slot"
+            ))
+        resultHits = registry.makeCounter(
+            descriptor: .init(
+                namespace: "imago", subsystem: "result_cache", metricName: "hits", unitName: "total",
+                helpText: "Answers served from the encoded-result cache"
+            ))
+        transformations = registry.makeCounter(
+            descriptor: .init(
+                namespace: "imago", metricName: "transformations", unitName: "total",
+                helpText: "Answers made by decoding, processing and encoding a source"
+            ))
     }
 
     /// Counts an answer served from the result cache.

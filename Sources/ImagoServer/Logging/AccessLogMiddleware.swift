@@ -16,7 +16,9 @@ public struct AccessLogMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         do {
             let response = try await next(request, context)
-            log(request, context, status: response.status.code, bytes: response.headers[.contentLength] ?? response.body.contentLength.map(String.init), since: start)
+            log(
+                request, context, status: response.status.code,
+                bytes: response.headers[.contentLength] ?? response.body.contentLength.map(String.init), since: start)
             return response
         } catch let error as ServiceError {
             log(request, context, status: error.status.code, bytes: String(error.message.utf8.count + 1), since: start)
@@ -31,16 +33,18 @@ public struct AccessLogMiddleware: RouterMiddleware {
         guard logger.logLevel <= .info else { return }
         let report = context.report.current
         let path = report.unsignedPath ?? request.uri.path
-        logger.info("\(request.method.rawValue) \(path) \(status)", metadata: [
-            "request_id": .string(context.requestID),
-            "method": .string(request.method.rawValue),
-            "path": .string(path),
-            "status": .stringConvertible(status),
-            "bytes": .string(bytes ?? "-"),
-            "ms": .string(Self.milliseconds(start.duration(to: .now))),
-            "cache": .string(report.cacheOutcome?.rawValue ?? "-"),
-            "source_host": .string(report.sourceHost ?? "-"),
-        ])
+        logger.info(
+            "\(request.method.rawValue) \(path) \(status)",
+            metadata: [
+                "request_id": .string(context.requestID),
+                "method": .string(request.method.rawValue),
+                "path": .string(path),
+                "status": .stringConvertible(status),
+                "bytes": .string(bytes ?? "-"),
+                "ms": .string(Self.milliseconds(start.duration(to: .now))),
+                "cache": .string(report.cacheOutcome?.rawValue ?? "-"),
+                "source_host": .string(report.sourceHost ?? "-"),
+            ])
     }
 
     /// `duration` in milliseconds with one decimal, rounded half up,

@@ -1,8 +1,9 @@
 import Foundation
 import Logging
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Writes each log event as one line, in one of the formats log shippers
@@ -92,7 +93,8 @@ public struct LineLogHandler: LogHandler {
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let millis = Int(milliseconds % 1_000)
         let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
+        return
+            "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
     }
 
     static func text(_ value: Logger.Metadata.Value) -> String {
@@ -106,15 +108,19 @@ public struct LineLogHandler: LogHandler {
 
     /// A logfmt key: its characters other than letters, digits, `_`, `.`, `-` made `_`.
     static func logfmtKey(_ key: String) -> String {
-        String(String.UnicodeScalarView(key.unicodeScalars.map { scalar in
-            scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "_.-".unicodeScalars.contains(scalar) ? scalar : "_"
-        }))
+        String(
+            String.UnicodeScalarView(
+                key.unicodeScalars.map { scalar in
+                    scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "_.-".unicodeScalars.contains(scalar) ? scalar : "_"
+                }))
     }
 
     /// A logfmt value: bare when it has no space, quote, `=` or control
     /// character, else quoted with `"` and `\` escaped.
     static func logfmtValue(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.unicodeScalars.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7f }
+        let needsQuotes =
+            value.isEmpty
+            || value.unicodeScalars.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7f }
         return needsQuotes ? jsonString(value) : value
     }
 

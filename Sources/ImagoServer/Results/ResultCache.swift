@@ -102,7 +102,9 @@ final class ResultCache: Sendable {
     /// The answer for `key`: joins the work in flight for it, or starts
     /// `make`. A cancelled request leaves the work; the last one to leave
     /// cancels it.
-    func shared(_ key: ResultKey, make: @escaping @Sendable () async throws(ServiceError) -> EncodedResult) async throws(ServiceError) -> EncodedResult {
+    func shared(_ key: ResultKey, make: @escaping @Sendable () async throws(ServiceError) -> EncodedResult) async throws(ServiceError)
+        -> EncodedResult
+    {
         let outcome = await inFlight.value(for: key, priority: .normal) { _ in
             do throws(ServiceError) {
                 return .success(try await make())

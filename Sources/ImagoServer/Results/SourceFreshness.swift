@@ -44,7 +44,8 @@ struct SourceVersion {
         // Without a validator of the source's own, its bytes' fingerprint: it
         // only tells versions of one URL apart, whose origin could change
         // them at will anyway, so XXH64 is enough.
-        validator = source.headers.first(.eTag) ?? source.headers.first(.lastModified)
+        validator =
+            source.headers.first(.eTag) ?? source.headers.first(.lastModified)
             ?? "xxh64:" + String(source.data.withUnsafeBytes { Checksum.hash($0) }, radix: 16)
         lastModified = source.headers.first(.lastModified)
         let remaining = source.freshness.isStale ? 0 : SourceFreshness.remaining(source.headers)

@@ -1,7 +1,8 @@
 import Foundation
 import Imago
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The server's ``SourceGuard``: the URL must pass the ``SourcePolicy``, and

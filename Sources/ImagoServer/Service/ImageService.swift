@@ -41,31 +41,34 @@ public final class ImageService: Sendable {
     public convenience init(
         configuration: Configuration, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger = Logger(label: "imago.serve")
     ) throws {
-        let loader = HTTPDataLoader(configuration: .init(
-            requestTimeout: configuration.sourceTimeout,
-            maximumResponseSize: configuration.maximumSourceSize,
-            // A source body of unknown length goes to disk past 1 MiB, not to
-            // /tmp, which may be memory (tmpfs).
-            temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(),
-            userAgent: "Imago",
-            sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
-        ))
+        let loader = HTTPDataLoader(
+            configuration: .init(
+                requestTimeout: configuration.sourceTimeout,
+                maximumResponseSize: configuration.maximumSourceSize,
+                // A source body of unknown length goes to disk past 1 MiB, not to
+                // /tmp, which may be memory (tmpfs).
+                temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(),
+                userAgent: "Imago",
+                sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
+            ))
         let dataCache = try configuration.cacheFolder.map {
-            try DiskCache(path: $0 + "/sources", configuration: .init(sizeLimit: configuration.sourceDiskLimit, admission: configuration.sourceAdmission))
+            try DiskCache(
+                path: $0 + "/sources", configuration: .init(sizeLimit: configuration.sourceDiskLimit, admission: configuration.sourceAdmission))
         }
         let resultsCache = try configuration.cacheFolder.map {
             try DiskCache(path: $0 + "/results", configuration: .init(sizeLimit: configuration.resultDiskLimit))
         }
-        let pipeline = ImagePipeline(configuration: .init(
-            dataLoader: loader,
-            dataCache: dataCache,
-            maximumPixelCount: configuration.maximumPixelCount,
-            maximumFrameCount: configuration.maximumFrameCount,
-            // One attempt: the client (a browser, a CDN) decides on retries,
-            // and a request's time is bounded by the source timeout alone.
-            retryPolicy: RetryPolicy(maximumAttempts: 1),
-            logger: logger
-        ))
+        let pipeline = ImagePipeline(
+            configuration: .init(
+                dataLoader: loader,
+                dataCache: dataCache,
+                maximumPixelCount: configuration.maximumPixelCount,
+                maximumFrameCount: configuration.maximumFrameCount,
+                // One attempt: the client (a browser, a CDN) decides on retries,
+                // and a request's time is bounded by the source timeout alone.
+                retryPolicy: RetryPolicy(maximumAttempts: 1),
+                logger: logger
+            ))
         self.init(configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsCache, metrics: metrics)
     }
 
@@ -79,7 +82,8 @@ public final class ImageService: Sendable {
             costLimit: configuration.resultCacheSize, lifetime: configuration.resultLifetime, disk: resultsOnDisk, diskThreads: pipeline.diskThreads
         )
         admission = AdmissionControl(
-            limit: configuration.maximumConcurrentTransformations, queueCapacity: configuration.queueCapacity, queueTimeout: configuration.queueTimeout
+            limit: configuration.maximumConcurrentTransformations, queueCapacity: configuration.queueCapacity,
+            queueTimeout: configuration.queueTimeout
         )
     }
 
@@ -135,7 +139,9 @@ public final class ImageService: Sendable {
 
     // MARK: The image request, step by step
 
-    private func image(_ request: Request, path rawPath: Substring, mountedAt prefix: Substring, report: ImageRequestReport?) async throws(ServiceError) -> Response {
+    private func image(_ request: Request, path rawPath: Substring, mountedAt prefix: Substring, report: ImageRequestReport?)
+        async throws(ServiceError) -> Response
+    {
         // 1. Take the path apart and check its signature, on the path as
         //    sent, before any option is read.
         let path: ImageURLPath
@@ -239,7 +245,9 @@ public final class ImageService: Sendable {
         guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: url.absoluteString) }
         defer { decodeMemory.release(reservation) }
         let bytes: Data
-        do { bytes = try await pipeline.render(data, as: request, encodedWith: format.encoder(quality: options.quality)) } catch { throw ServiceError(error) }
+        do { bytes = try await pipeline.render(data, as: request, encodedWith: format.encoder(quality: options.quality)) } catch {
+            throw ServiceError(error)
+        }
         return (bytes, ImageFormat(sniffing: bytes).mediaType)
     }
 

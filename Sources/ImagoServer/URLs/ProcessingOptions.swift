@@ -99,8 +99,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// `p:name` segments replaced by the preset's segments (presets may not nest deeply).
     private static func expand(_ segments: [Substring], presets: [String: [Substring]], depth: Int) -> [Substring] {
         segments.flatMap { segment -> [Substring] in
-            guard depth < 4, case let (name, value?) = split(segment), name == "p" || name == "preset",
-                  let preset = presets[String(value)]
+            guard depth < 4, case (let name, let value?) = split(segment), name == "p" || name == "preset",
+                let preset = presets[String(value)]
             else { return [segment] }
             return expand(preset, presets: presets, depth: depth + 1)
         }

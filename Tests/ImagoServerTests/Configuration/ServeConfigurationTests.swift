@@ -66,9 +66,11 @@ struct ServeConfigurationTests {
             "--bind", "127.0.0.1:0", "--max-age=30", "--allow-unsigned", "--allowed-sources", "http://a/", "--allowed-sources=http://b/",
         ])
         #expect(flags["bind"] == ["127.0.0.1:0"] && flags["max-age"] == ["30"] && flags["allow-unsigned"] == ["true"])
-        let configuration = try ServeConfiguration(flags: flags, environment: [
-            "IMAGO_MAX_AGE": "99", "IMAGO_ERROR_MAX_AGE": "3", "IMAGO_ALLOWED_SIZES": "64x64, 128x0", "IMAGO_PRESETS": "a=w:1;b=h:2",
-        ])
+        let configuration = try ServeConfiguration(
+            flags: flags,
+            environment: [
+                "IMAGO_MAX_AGE": "99", "IMAGO_ERROR_MAX_AGE": "3", "IMAGO_ALLOWED_SIZES": "64x64, 128x0", "IMAGO_PRESETS": "a=w:1;b=h:2",
+            ])
         #expect(configuration.bind == "127.0.0.1:0")
         #expect(configuration.service.maxAge == 30, "the flag wins")
         #expect(configuration.service.errorMaxAge == 3)
@@ -146,8 +148,10 @@ struct ServeConfigurationTests {
     func readmeTable() throws {
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../README.md").standardized
         let text = try String(contentsOf: readme, encoding: .utf8)
-        let begin = "<!-- settings:begin -->\n", end = "<!-- settings:end -->"
-        let start = try #require(text.range(of: begin)), stop = try #require(text.range(of: end))
+        let begin = "<!-- settings:begin -->\n"
+        let end = "<!-- settings:end -->"
+        let start = try #require(text.range(of: begin))
+        let stop = try #require(text.range(of: end))
         let expected = ServeConfiguration.settingsTable + "\n"
         if ProcessInfo.processInfo.environment["IMAGO_UPDATE_README"] == "1" {
             try (text[..<start.upperBound] + expected + text[stop.lowerBound...]).write(to: readme, atomically: true, encoding: .utf8)

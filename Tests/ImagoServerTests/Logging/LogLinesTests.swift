@@ -32,14 +32,18 @@ struct LogLinesTests {
             LineLogHandler(label: "imago.serve", format: format) { _ in }.line(time: time, level: .info, message: "GET /a 200", fields: fields)
         }
         #expect(line(.text) == "2025-11-25T19:40:09.123Z info imago.serve: GET /a 200 note=line\nbreak path=/a b\"c status=200 x=y=7\n")
-        #expect(line(.logfmt) == "time=2025-11-25T19:40:09.123Z level=info logger=imago.serve msg=\"GET /a 200\" note=\"line\\nbreak\" path=\"/a b\\\"c\" status=200 x_y=7\n")
+        #expect(
+            line(.logfmt)
+                == "time=2025-11-25T19:40:09.123Z level=info logger=imago.serve msg=\"GET /a 200\" note=\"line\\nbreak\" path=\"/a b\\\"c\" status=200 x_y=7\n"
+        )
         let json = line(.json)
         #expect(json.hasSuffix("}\n") && json.split(separator: "\n").count == 1)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String])
-        #expect(object == [
-            "time": "2025-11-25T19:40:09.123Z", "level": "info", "logger": "imago.serve", "message": "GET /a 200",
-            "note": "line\nbreak", "path": "/a b\"c", "status": "200", "x=y": "7",
-        ])
+        #expect(
+            object == [
+                "time": "2025-11-25T19:40:09.123Z", "level": "info", "logger": "imago.serve", "message": "GET /a 200",
+                "note": "line\nbreak", "path": "/a b\"c", "status": "200", "x=y": "7",
+            ])
         #expect(LineLogHandler.jsonString("\u{1}\u{7f}\\") == "\"\\u0001\\u007f\\\\\"")
     }
 
@@ -60,7 +64,10 @@ struct LogLinesTests {
             #expect(response.status == .ok)
             let line = try #require(lines.last)
             let length = response.body.contentLength ?? -1
-            for field in ["request_id=\(id)", "method=GET", "path=/-/w:60/f:png/", "status=200", "bytes=\(length)", "cache=\(expected)", "source_host=127.0.0.2", " ms="] {
+            for field in [
+                "request_id=\(id)", "method=GET", "path=/-/w:60/f:png/", "status=200", "bytes=\(length)", "cache=\(expected)",
+                "source_host=127.0.0.2", " ms=",
+            ] {
                 #expect(line.contains(field), "\(field) in \(line)")
             }
             #expect(!line.contains(signature), "the signature is not logged: \(line)")

@@ -57,9 +57,11 @@ struct DiskCacheConcurrencyTests {
         // Given a cache with a short maintenance interval and entries already past their max age
         let folder = TemporaryDirectory()
         let clock = ManualClock()
-        let cache = try DiskCache(path: folder.path, configuration: .init(
-            maxAge: .seconds(60), maintenanceInterval: .milliseconds(20), currentDate: { clock.date }
-        ))
+        let cache = try DiskCache(
+            path: folder.path,
+            configuration: .init(
+                maxAge: .seconds(60), maintenanceInterval: .milliseconds(20), currentDate: { clock.date }
+            ))
         try cache.storeData(Data("old".utf8), metadata: Data(), forKey: "old")
         clock.advance(by: .seconds(120))
         try cache.storeData(Data("new".utf8), metadata: Data(), forKey: "new")

@@ -66,9 +66,11 @@ struct DiskCacheCorruptionTests {
         expectConsistent(cache)
     }
 
-    @Test("power loss: entries torn behind a snapshot are misses after a restart, removed, never served", arguments: [
-        DiskCache.Durability.processCrash, .powerLoss,
-    ])
+    @Test(
+        "power loss: entries torn behind a snapshot are misses after a restart, removed, never served",
+        arguments: [
+            DiskCache.Durability.processCrash, .powerLoss,
+        ])
     func tornAfterRestart(durability: DiskCache.Durability) throws {
         // Given entries stored (with or without fsync) and a snapshot that lists them
         let configuration = DiskCache.Configuration(maintenanceInterval: nil, durability: durability)
@@ -209,10 +211,11 @@ struct DiskCacheCorruptionTests {
         cache.state.withLock { $0.isDirty = true }
         cache.close()
         let snapshot = try #require(IndexSnapshot(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: folder.appending("index"))))))
-        #expect((0..<256).allSatisfy { shard in
-            let path = folder.path + "/" + EntryHash.shardName(shard)
-            return snapshot.trusts(folder: shard, modifiedAt: try? POSIXFile.modificationTime(path), margin: snapshot.trustMarginNanoseconds)
-        })
+        #expect(
+            (0..<256).allSatisfy { shard in
+                let path = folder.path + "/" + EntryHash.shardName(shard)
+                return snapshot.trusts(folder: shard, modifiedAt: try? POSIXFile.modificationTime(path), margin: snapshot.trustMarginNanoseconds)
+            })
     }
 
     @Test("verify reads every entry, removes the damaged and misplaced ones, forgets missing files, keeps the sound")

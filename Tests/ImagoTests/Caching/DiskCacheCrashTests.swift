@@ -5,9 +5,9 @@ import Testing
 @testable import Imago
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 @Suite("DiskCache crash consistency")
@@ -50,12 +50,14 @@ struct DiskCacheCrashTests {
     /// (IMAGO_CRASH_KILLS) and reports the count and the time.
     static let kills = ProcessInfo.processInfo.environment["IMAGO_CRASH_KILLS"].flatMap(Int.init).map { max(20, $0) } ?? 200
 
-    @Test("SIGKILL at random moments (200, or IMAGO_CRASH_KILLS): every entry is whole or absent, nothing acknowledged is lost, and the accounting matches the disk")
+    @Test(
+        "SIGKILL at random moments (200, or IMAGO_CRASH_KILLS): every entry is whole or absent, nothing acknowledged is lost, and the accounting matches the disk"
+    )
     func killRepeatedly() throws {
         let folder = TemporaryDirectory("imago-crash")
         let executable = try #require(Self.tortureExecutable(), "ImagoCacheTorture was not built next to the tests")
         var generator = SeededGenerator(seed: 7)
-        var model: [String: Int] = [:] // key -> version on disk
+        var model: [String: Int] = [:]  // key -> version on disk
         var nextVersion = 0
         var killsDuringOperation = 0
 
@@ -107,8 +109,8 @@ struct DiskCacheCrashTests {
 
     static func apply(_ operation: ChildLog.Operation, to model: inout [String: Int]) {
         switch operation {
-        case let .store(key, version): model[key] = version
-        case let .remove(key): model[key] = nil
+        case .store(let key, let version): model[key] = version
+        case .remove(let key): model[key] = nil
         case .other: break
         }
     }

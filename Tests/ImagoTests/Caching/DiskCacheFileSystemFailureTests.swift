@@ -124,7 +124,7 @@ struct DiskCacheFileSystemFailureTests {
             try cache.removeData(forKey: "a")
         } throws: { ($0 as? DiskCacheError)?.code == .readOnly }
         #expect(cache.cachedData(forKey: "a")?.data == Data("kept".utf8))
-        cache.close() // the snapshot cannot be written: logged, not fatal
+        cache.close()  // the snapshot cannot be written: logged, not fatal
     }
 }
 

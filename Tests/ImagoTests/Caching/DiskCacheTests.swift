@@ -12,11 +12,12 @@ struct DiskCacheTests {
 
     func open(sizeLimit: Int = 1 << 30, maxAge: Duration? = .seconds(7 * 24 * 3600)) throws -> DiskCache {
         let clock = clock
-        return try DiskCache(path: folder.path, configuration: .init(
-            sizeLimit: sizeLimit, maxAge: maxAge, maintenanceInterval: nil, currentDate: { clock.date }
-        ))
+        return try DiskCache(
+            path: folder.path,
+            configuration: .init(
+                sizeLimit: sizeLimit, maxAge: maxAge, maintenanceInterval: nil, currentDate: { clock.date }
+            ))
     }
-
 
     @Test("stores and loads data with its metadata; replaces and removes")
     func roundTrip() throws {
@@ -57,7 +58,7 @@ struct DiskCacheTests {
         let cache = try open()
         try cache.storeData(Data(), metadata: Data(), forKey: "")
         #expect(cache.cachedData(forKey: "") == CachedData(data: Data()))
-        let metadata = testData(count: 10_000, seed: 2) // larger than the first read
+        let metadata = testData(count: 10_000, seed: 2)  // larger than the first read
         try cache.storeData(Data("x".utf8), metadata: metadata, forKey: "k")
         #expect(cache.cachedData(forKey: "k") == CachedData(data: Data("x".utf8), metadata: metadata))
         // Same file name in different folders (a seed's bug): full keys, no collisions.
@@ -73,7 +74,7 @@ struct DiskCacheTests {
         let entry = EntryFile.fileSize(keyCount: 2, metadataCount: 0, bodyCount: 1000)
         let cache = try open(sizeLimit: entry * 5)
         for i in 0..<5 { try cache.storeData(testData(count: 1000, seed: UInt64(i)), metadata: Data(), forKey: "k\(i)") }
-        _ = cache.cachedData(forKey: "k0") // k0 is now the most recently used
+        _ = cache.cachedData(forKey: "k0")  // k0 is now the most recently used
         for i in 5..<8 {
             try cache.storeData(testData(count: 1000, seed: UInt64(i)), metadata: Data(), forKey: "k\(i)")
             #expect(cache.totalSize <= entry * 5)
@@ -85,7 +86,9 @@ struct DiskCacheTests {
         expectConsistent(cache)
     }
 
-    @Test("second-store admission: a key's first store writes nothing, its second does; an entry is always replaced; keys are remembered for half the window")
+    @Test(
+        "second-store admission: a key's first store writes nothing, its second does; an entry is always replaced; keys are remembered for half the window"
+    )
     func secondStoreAdmission() throws {
         let cache = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil, admission: .secondStore(window: 4)))
         try cache.storeData(Data("one".utf8), metadata: Data(), forKey: "a")
@@ -224,6 +227,6 @@ struct DiskCacheTests {
         cache.close()
         #expect(cache.cachedData(forKey: "a") == nil)
         #expect(throws: DiskCacheError.self) { try cache.storeData(Data(), metadata: Data(), forKey: "b") }
-        cache.close() // twice is fine
+        cache.close()  // twice is fine
     }
 }

@@ -11,7 +11,7 @@ struct DiskIndexTests {
         var generator = SeededGenerator(seed: 11)
         var index = DiskIndex()
         var model: [String: Int64] = [:]
-        var order: [String] = [] // least recently used first
+        var order: [String] = []  // least recently used first
         for step in 0..<20_000 {
             let key = "k\(Int.random(in: 0..<300, using: &generator))"
             let hash = EntryHash(key: key)
@@ -78,7 +78,7 @@ struct DiskIndexTests {
         #expect(!coarse.trusts(folder: 0, modifiedAt: 1, margin: margin))
         #expect(coarse.trusts(folder: 1, modifiedAt: 5_000_000_000, margin: margin))
         #expect(!coarse.trusts(folder: 1, modifiedAt: 5_000_000_001, margin: margin))
-        #expect(!coarse.trusts(folder: 2, modifiedAt: 9_000_000_000, margin: margin)) // within the margin
+        #expect(!coarse.trusts(folder: 2, modifiedAt: 9_000_000_000, margin: margin))  // within the margin
         // Sub-second timestamps (ext4, tmpfs): only the coarse clock's tick matters.
         let fine = IndexSnapshot(
             writtenAt: 10_000_000_000,

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("HTTP caching rules: dates, Cache-Control, freshness, stored metadata")
 struct HTTPCacheRulesTests {
-    static let rfcExample = Date(timeIntervalSince1970: 784_111_777) // Sun, 06 Nov 1994 08:49:37 GMT
+    static let rfcExample = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
 
     @Test("the three HTTP date forms parse to the same instant; IMF-fixdate is what is written")
     func dateForms() {
@@ -28,11 +28,13 @@ struct HTTPCacheRulesTests {
         #expect(HTTPDate.format(Date(timeIntervalSince1970: leapDay)) == "Thu, 29 Feb 2024 01:01:01 GMT")
     }
 
-    @Test("malformed dates are nil, never a crash", arguments: [
-        "", "0", "-1", "garbage", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:49:37 GMT",
-        "Sun, 06 Xyz 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Nov 99999 08:49:37 GMT",
-        "Sun, 06 Nov 1994 08:49", String(repeating: "9", count: 400),
-    ])
+    @Test(
+        "malformed dates are nil, never a crash",
+        arguments: [
+            "", "0", "-1", "garbage", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:49:37 GMT",
+            "Sun, 06 Xyz 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Nov 99999 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49", String(repeating: "9", count: 400),
+        ])
     func malformedDates(text: String) {
         #expect(HTTPDate.parse(text) == nil)
     }
@@ -138,7 +140,8 @@ struct HTTPCacheRulesTests {
     @Test("stored metadata is byte for byte what earlier versions wrote, names lowercased: existing cache folders still read")
     func storedFormIsStable() throws {
         // What the encoder wrote for this exchange before fields were `HTTPFields` (at d1b46a9).
-        let earlier = "494801000000406e55da41000010406e55da4107000400646174651d005468752c203031204a616e20323032362030303a3030"
+        let earlier =
+            "494801000000406e55da41000010406e55da4107000400646174651d005468752c203031204a616e20323032362030303a3030"
             + "3a303020474d540c00636f6e74656e742d747970650a00696d6167652f776562700d0063616368652d636f6e74726f6c26006d"
             + "61782d6167653d3630302c207374616c652d7768696c652d726576616c69646174653d36300400657461670400227631220d00"
             + "6c6173742d6d6f6469666965641d005765642c2033312044656320323032352031323a30303a303020474d5404007661727917"

@@ -7,8 +7,9 @@ import Testing
 struct MemoryCacheHitRatioTests {
     /// Replays a trace: a get, and on a miss a set (the way an image cache is used).
     static func hitRatio(_ policy: EvictionPolicy, shards: Int?, trace: [Int], capacity: Int) -> Double {
-        let cache = MemoryCache<Int, Int>(configuration: .init(
-            countLimit: capacity, evictionPolicy: policy, shardCount: shards))
+        let cache = MemoryCache<Int, Int>(
+            configuration: .init(
+                countLimit: capacity, evictionPolicy: policy, shardCount: shards))
         var hits = 0
         for key in trace {
             if cache.value(forKey: key) != nil { hits += 1 } else { cache.set(key, forKey: key, cost: 1) }

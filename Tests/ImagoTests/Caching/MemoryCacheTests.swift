@@ -83,9 +83,9 @@ struct MemoryCacheTests {
     func ghostQueue() {
         let cache = makeCache(count: 10)
         for key in 0..<10 { cache["k\(key)"] = key }
-        cache["k10"] = 10 // evicts k0 into the ghost queue
+        cache["k10"] = 10  // evicts k0 into the ghost queue
         #expect(cache["k0"] == nil)
-        cache["k0"] = 0 // remembered: into the main queue
+        cache["k0"] = 0  // remembered: into the main queue
         // A scan of new keys now evicts from probation, not k0.
         for key in 11..<30 { cache["k\(key)"] = key }
         #expect(cache["k0"] == 0)
@@ -157,9 +157,10 @@ struct MemoryCacheTests {
     )
     func randomOperations(policy: EvictionPolicy, seed: UInt64) {
         var generator = SeededGenerator(seed: seed)
-        let cache = MemoryCache<Int, Int>(configuration: .init(
-            countLimit: 50, costLimit: 2000, entryCostLimitFraction: 0.2, evictionPolicy: policy, shardCount: 2))
-        var latest: [Int: Int] = [:] // the last value set for each key
+        let cache = MemoryCache<Int, Int>(
+            configuration: .init(
+                countLimit: 50, costLimit: 2000, entryCostLimitFraction: 0.2, evictionPolicy: policy, shardCount: 2))
+        var latest: [Int: Int] = [:]  // the last value set for each key
         for step in 0..<20_000 {
             let key = Int.random(in: 0..<200, using: &generator)
             switch Int.random(in: 0..<10, using: &generator) {

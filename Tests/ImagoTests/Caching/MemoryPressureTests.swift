@@ -6,7 +6,7 @@ import Testing
 @testable import ImagoCaching
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("Memory budget and pressure: the cgroup's limit, trims on pressure, escalation")
@@ -113,9 +113,13 @@ struct MemoryPressureTests {
         let group: (folder: String, limit: String, sources: () -> [any MemoryPressureSource])
         if v2Controllers.split(separator: " ").contains(where: { $0.trimmingCharacters(in: .whitespacesAndNewlines) == "memory" }) {
             let folder = v2Root + "/imago-test-\(getpid())"
-            group = (folder, "memory.high", {
-                [PSIMemoryTrigger(path: folder + "/memory.pressure") as (any MemoryPressureSource)?, CgroupMemoryHighEvents(folder: folder)].compactMap { $0 }
-            })
+            group = (
+                folder, "memory.high",
+                {
+                    [PSIMemoryTrigger(path: folder + "/memory.pressure") as (any MemoryPressureSource)?, CgroupMemoryHighEvents(folder: folder)]
+                        .compactMap { $0 }
+                }
+            )
         } else if FileManager.default.fileExists(atPath: "/sys/fs/cgroup/memory/cgroup.procs") {
             // Created beside this process's group, not below it, so the
             // pressure made here reaches no pipeline of this test run.
@@ -171,7 +175,8 @@ struct MemoryPressureTests {
         }
         #expect(first == .toHalf, "no pressure event; the writer ended with status \(writer.isRunning ? -1 : writer.terminationStatus)")
         #expect(cache.totalCost <= 32 << 20)
-        print("MemoryPressureTests.realCgroup: \(sources.map(\.description)) reported pressure; the cache was trimmed to \(cache.totalCost >> 20) MiB")
+        print(
+            "MemoryPressureTests.realCgroup: \(sources.map(\.description)) reported pressure; the cache was trimmed to \(cache.totalCost >> 20) MiB")
     }
 
     private func write(_ text: String, to path: String) throws {

@@ -18,7 +18,9 @@ struct CodecTests {
                 let values = [UInt8(x * 255 / max(1, width - 1)), UInt8(y * 255 / max(1, height - 1)), 128, UInt8((x + y) % 256)]
                 switch format {
                 case .gray8: pixels[base] = values[0]
-                case .grayAlpha8: pixels[base] = values[0]; pixels[base + 1] = values[3]
+                case .grayAlpha8:
+                    pixels[base] = values[0]
+                    pixels[base + 1] = values[3]
                 case .rgb8: for c in 0..<3 { pixels[base + c] = values[c] }
                 case .rgba8: for c in 0..<4 { pixels[base + c] = values[c] }
                 }
@@ -74,10 +76,10 @@ struct CodecTests {
     func dctScaling() throws {
         let photo = try JPEGEncoder(quality: 80).encode(Self.gradient(width: 4000, height: 3000))
         let cases: [(ImageSize?, Int, Int)] = [
-            (ImageSize(width: 256, height: 256), 500, 375),    // 1/8
-            (ImageSize(width: 600, height: 400), 1000, 750),   // 1/4 covers 600 wide
-            (ImageSize(width: 1900, height: 1000), 2000, 1500), // 1/2
-            (ImageSize(width: 5000, height: 5000), 4000, 3000), // never enlarged
+            (ImageSize(width: 256, height: 256), 500, 375),  // 1/8
+            (ImageSize(width: 600, height: 400), 1000, 750),  // 1/4 covers 600 wide
+            (ImageSize(width: 1900, height: 1000), 2000, 1500),  // 1/2
+            (ImageSize(width: 5000, height: 5000), 4000, 3000),  // never enlarged
             (nil, 4000, 3000),
         ]
         for (target, width, height) in cases {
@@ -109,7 +111,7 @@ struct CodecTests {
                 _ = try ImagePipeline.decode(data, options: ImageDecodingOptions(), decoders: [JPEGDecoder(), PNGDecoder()])
             }
             #expect(error?.code == .tooManyPixels(width: 60000, height: 60000, limit: 100_000_000), "\(format)")
-            }
+        }
     }
 
     @Test("unknown data is described: empty, HTML, JSON, bytes")
@@ -135,7 +137,8 @@ struct CodecTests {
             try PNGEncoder().encode(Self.gradient(width: 64, height: 48, format: .rgba8)),
         ]
         var generator = SeededGenerator(seed: 7)
-        var decoded = 0, rejected = 0
+        var decoded = 0
+        var rejected = 0
         for original in originals {
             var variants = stride(from: 0, to: original.count, by: 7).map { original.prefix($0) }
             for _ in 0..<300 {
@@ -164,7 +167,8 @@ struct CMYKJPEGTests {
     @Test("CMYK JPEGs decode to RGB with Adobe's inverted convention (255 = no ink)")
     func cmyk() throws {
         // Given a 16x8 CMYK JPEG, left half no ink at all, right half full cyan, written by TurboJPEG
-        let width = 16, height = 8
+        let width = 16
+        let height = 8
         var cmyk = [UInt8](repeating: 255, count: width * height * 4)
         for y in 0..<height {
             for x in (width / 2)..<width { cmyk[(y * width + x) * 4] = 0 }
@@ -174,8 +178,9 @@ struct CMYKJPEGTests {
         var output: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
         let status = cmyk.withUnsafeBufferPointer {
-            tjCompress2(handle, $0.baseAddress, Int32(width), 0, Int32(height), TJPF_CMYK.rawValue, &output, &size,
-                        Int32(TJSAMP_444.rawValue), 95, 0)
+            tjCompress2(
+                handle, $0.baseAddress, Int32(width), 0, Int32(height), TJPF_CMYK.rawValue, &output, &size,
+                Int32(TJSAMP_444.rawValue), 95, 0)
         }
         defer { tjFree(output) }
         try #require(status == 0)
@@ -220,7 +225,7 @@ struct JPEGVariantTests {
         var jpeg = try JPEGEncoder().encode(CodecTests.gradient(width: 16, height: 16))
         let sof = try #require(jpeg.indices.first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC0 })
         jpeg[sof + 1] = 0xC1  // extended sequential, which allows 12 bits
-        jpeg[sof + 4] = 12    // sample precision
+        jpeg[sof + 4] = 12  // sample precision
         let error = #expect(throws: ImageDecodingError.self) { try JPEGDecoder().decode(jpeg, options: ImageDecodingOptions()) }
         #expect(error?.code == .corrupt)
     }

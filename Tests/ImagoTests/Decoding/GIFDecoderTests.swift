@@ -21,7 +21,8 @@ struct GIFDecoderTests {
 
     @Test("a still GIF decodes to its palette colours, interlaced or not, with transparency")
     func still() throws {
-        let width = 13, height = 11
+        let width = 13
+        let height = 11
         let indices = (0..<(width * height)).map { UInt8(($0 / width + $0 % width) % 4) }
         var plain = FormatFixtures.GIFFrame(width: width, height: height, indices: indices)
         plain.transparentIndex = 0
@@ -44,10 +45,10 @@ struct GIFDecoderTests {
 
     @Test("frames are composited: partial frames, transparency, and disposal to background and to previous")
     func composition() throws {
-        let first = frame(1)                                         // all red, kept
+        let first = frame(1)  // all red, kept
         var second = frame(2, left: 2, top: 2, width: 4, height: 4)  // green square, then restored
         second.disposal = 3
-        var third = frame(3, left: 0, top: 0, width: 2, height: 2)   // blue corner, then cleared
+        var third = frame(3, left: 0, top: 0, width: 2, height: 2)  // blue corner, then cleared
         third.disposal = 2
         var fourth = frame(0, left: 6, top: 6, width: 2, height: 2)  // transparent index: draws nothing
         fourth.transparentIndex = 0
@@ -78,7 +79,8 @@ struct GIFDecoderTests {
         frames[0].delayCentiseconds = 25
         frames[1].delayCentiseconds = 0
         frames[2].delayCentiseconds = 1
-        let looping = try GIFDecoder().decode(try FormatFixtures.gif(width: 8, height: 8, palette: palette, frames: frames, loopCount: 5), options: options)
+        let looping = try GIFDecoder().decode(
+            try FormatFixtures.gif(width: 8, height: 8, palette: palette, frames: frames, loopCount: 5), options: options)
         #expect(looping.animation?.frameDurations == [0.25, 0.1, 0.1])
         #expect(looping.animation?.loopCount == 5)
         let once = try GIFDecoder().decode(try FormatFixtures.gif(width: 8, height: 8, palette: palette, frames: frames), options: options)
@@ -87,7 +89,8 @@ struct GIFDecoderTests {
 
     @Test("frames reaching outside the screen are clipped")
     func clipping() throws {
-        let data = try FormatFixtures.gif(width: 8, height: 8, palette: palette, frames: [frame(1), frame(3, left: 6, top: 5, width: 10, height: 10)])
+        let data = try FormatFixtures.gif(
+            width: 8, height: 8, palette: palette, frames: [frame(1), frame(3, left: 6, top: 5, width: 10, height: 10)])
         let image = try GIFDecoder().decode(data, options: options)
         let pass = try #require(image.animation).frames()
         _ = try pass.next()
@@ -117,7 +120,8 @@ struct GIFDecoderTests {
         let error = #expect(throws: ImageDecodingError.self) { try GIFDecoder().decode(header, options: options) }
         #expect(error?.code == .tooManyPixels(width: 60000, height: 60000, limit: 100_000_000))
 
-        let many = try FormatFixtures.gif(width: 2, height: 2, palette: palette, frames: (0..<30).map { self.frame(UInt8($0 % 4), width: 2, height: 2) })
+        let many = try FormatFixtures.gif(
+            width: 2, height: 2, palette: palette, frames: (0..<30).map { self.frame(UInt8($0 % 4), width: 2, height: 2) })
         let tooMany = #expect(throws: ImageDecodingError.self) {
             try GIFDecoder().decode(many, options: ImageDecodingOptions(maximumFrameCount: 20))
         }
@@ -126,9 +130,11 @@ struct GIFDecoderTests {
 
     @Test("bit-flipped GIFs give an image of the screen they declare, every frame that size, or a GIF decoding error")
     func damagedInput() throws {
-        let data = try FormatFixtures.gif(width: 16, height: 16, palette: palette, frames: [frame(1, width: 16, height: 16), frame(2, left: 4, top: 4)], loopCount: 0)
+        let data = try FormatFixtures.gif(
+            width: 16, height: 16, palette: palette, frames: [frame(1, width: 16, height: 16), frame(2, left: 4, top: 4)], loopCount: 0)
         var generator = SeededGenerator(seed: 11)
-        var decoded = 0, rejected = 0
+        var decoded = 0
+        var rejected = 0
         for _ in 0..<500 {
             var damaged = data
             for _ in 0..<3 {

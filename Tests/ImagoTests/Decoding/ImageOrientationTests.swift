@@ -13,7 +13,8 @@ struct ImageOrientationTests {
             let littleEndian = (0..<size).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
             return bigEndian ? littleEndian.reversed() : littleEndian
         }
-        let tiff = (bigEndian ? Array("MM".utf8) : Array("II".utf8)) + bytes(42, 2) + bytes(8, 4)
+        let tiff =
+            (bigEndian ? Array("MM".utf8) : Array("II".utf8)) + bytes(42, 2) + bytes(8, 4)
             + bytes(1, 2) + bytes(0x0112, 2) + bytes(3, 2) + bytes(1, 4) + bytes(orientation, 2) + [0, 0]
             + bytes(0, 4)
         let segment = Array("Exif\0\0".utf8) + tiff

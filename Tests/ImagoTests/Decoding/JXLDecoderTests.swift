@@ -73,7 +73,9 @@ struct JXLDecoderTests {
             }
         }
         #expect(rejected > 0)
-        let truncated = #expect(throws: ImageDecodingError.self) { _ = try JXLDecoder().decode(original.prefix(original.count / 2), options: options) }
+        let truncated = #expect(throws: ImageDecodingError.self) {
+            _ = try JXLDecoder().decode(original.prefix(original.count / 2), options: options)
+        }
         #expect(truncated?.detail == "truncated data")
     }
 }

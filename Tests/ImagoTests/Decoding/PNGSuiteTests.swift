@@ -8,7 +8,9 @@ import Testing
 /// reference pixels, every `x*` file must be rejected with an error. The
 /// corpus is not in this repository; where it cannot be found the suite is
 /// skipped, and the test log says so.
-@Suite("PNG conformance: PngSuite", .enabled(if: PNGSuiteCorpus.root != nil, "PngSuite corpus not found next to the project (../shared/corpus/pngsuite)"))
+@Suite(
+    "PNG conformance: PngSuite", .enabled(if: PNGSuiteCorpus.root != nil, "PngSuite corpus not found next to the project (../shared/corpus/pngsuite)")
+)
 struct PNGSuiteTests {
     static var root: String? { PNGSuiteCorpus.root }
 

@@ -21,7 +21,10 @@ struct RealWorldGlitchTests {
         // TurboJPEG's header call warns about them, with a valid size.
         let handle = try #require(tjInitDecompress())
         defer { tjDestroy(handle) }
-        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var subsampling: Int32 = 0
+        var colorspace: Int32 = 0
         let status = jpeg.withUnsafeBytes { bytes in
             tjDecompressHeader3(handle, bytes.bindMemory(to: UInt8.self).baseAddress, UInt(bytes.count), &width, &height, &subsampling, &colorspace)
         }
@@ -183,7 +186,8 @@ struct RealWorldGlitchTests {
             Array(type.utf8) + littleEndian(payload.count, 4) + payload + (payload.count % 2 == 1 ? [0] : [])
         }
         // A big-endian TIFF with one IFD entry: orientation, SHORT, count 1.
-        let tiff: [UInt8] = Array("MM".utf8) + [0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1]
+        let tiff: [UInt8] =
+            Array("MM".utf8) + [0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1]
             + [UInt8(exifOrientation >> 8), UInt8(exifOrientation & 0xFF), 0, 0, 0, 0, 0, 0]
         let extended = chunk("VP8X", [0x08, 0, 0, 0] + littleEndian(width - 1, 3) + littleEndian(height - 1, 3))
         let body = Array("WEBP".utf8) + extended + Array(simple[12...]) + chunk("EXIF", tiff)

@@ -34,7 +34,8 @@ struct WebPDecoderTests {
             let decoded = try WebPDecoder().decode(data, options: options)
             #expect(decoded.size == image.size)
             for (x, y) in [(0, 0), (36, 20), (18, 10), (5, 17)] {
-                let expected = FormatFixtures.rgba(image, x: x, y: y), actual = FormatFixtures.rgba(decoded, x: x, y: y)
+                let expected = FormatFixtures.rgba(image, x: x, y: y)
+                let actual = FormatFixtures.rgba(decoded, x: x, y: y)
                 // libwebp drops the colour of fully transparent pixels: only alpha is kept there.
                 #expect(expected[3] == 0 ? actual[3] == 0 : actual == expected, "\(format) at (\(x), \(y))")
             }
@@ -124,7 +125,8 @@ struct WebPDecoderTests {
     @Test("truncated, bit-flipped and garbage WebP data give decoding errors, never a crash")
     func damagedInput() throws {
         let still = try WebPEncoder(lossless: true).encode(FormatFixtures.quadrants())
-        let animated = try FormatFixtures.animatedWebP([FormatFixtures.quadrants(alpha: true), FormatFixtures.quadrants(alpha: true)], durationMS: 50, loopCount: 0)
+        let animated = try FormatFixtures.animatedWebP(
+            [FormatFixtures.quadrants(alpha: true), FormatFixtures.quadrants(alpha: true)], durationMS: 50, loopCount: 0)
         for data in [still, animated] {
             for length in stride(from: 0, to: data.count, by: max(1, data.count / 40)) {
                 #expect(throws: ImageDecodingError.self) { try WebPDecoder().decode(data.prefix(length), options: options) }

@@ -1,8 +1,8 @@
 import Foundation
+import ImagoSandbox
 import Testing
 
 @testable import Imago
-import ImagoSandbox
 
 @MainActor
 @Suite("ImageBinder: placeholder, synchronous memory hits, last request wins, unbinding", .timeLimit(.minutes(10)))

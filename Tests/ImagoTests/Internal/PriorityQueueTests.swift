@@ -68,7 +68,7 @@ struct PriorityQueueTests {
     func skipsAndRefusals() {
         var owner = Owner()
         for id in 1...6 { owner.add(id, id.isMultiple(of: 2) ? .high : .normal) }
-        owner.current[2] = nil // left the queue (cancelled)
+        owner.current[2] = nil  // left the queue (cancelled)
         #expect(owner.next(decide: { $0 == 4 ? .skip : .take }) == 6, "4 is skipped, 6 behind it is taken")
         #expect(owner.next(decide: { $0 == 4 ? .stop : .take }) == nil, "4 holds the queue: nothing behind it, not even a lower level")
         #expect(owner.drain() == [4, 1, 3, 5])

@@ -95,9 +95,15 @@ struct PriorityThreadPoolTests {
             for index in 0..<300 {
                 group.addTask {
                     await pool.run(priority: priorities[index % priorities.count]) {
-                        counts.withLock { $0.running += 1; $0.most = max($0.most, $0.running) }
+                        counts.withLock {
+                            $0.running += 1
+                            $0.most = max($0.most, $0.running)
+                        }
                         usleep(100)
-                        counts.withLock { $0.running -= 1; $0.runs += 1 }
+                        counts.withLock {
+                            $0.running -= 1
+                            $0.runs += 1
+                        }
                     }
                 }
             }

@@ -10,7 +10,7 @@ struct SlotIndexTests {
         // Given keys whose hashes often collide (a range of 4) or rarely do, some
         // near the top of the table so probes wrap around its end
         var index = SlotIndex()
-        var model: [Int32: Int] = [:] // slot (standing in for the key) -> hash
+        var model: [Int32: Int] = [:]  // slot (standing in for the key) -> hash
         var generator = SeededGenerator(seed: 11)
         var nextSlot: Int32 = 0
         func find(_ slot: Int32, _ hash: Int) -> Int32? { index.slot(hash: hash) { $0 == slot } }

@@ -44,9 +44,9 @@ struct BodyBufferPoolTests {
         #expect(pool.idleBytes == 1 << 20)
         do {
             let small = body(from: pool, count: 100_000, byte: 0)
-            #expect(pool.idleBytes == 1 << 20) // not taken: 1 MiB > 2 x 100,000
+            #expect(pool.idleBytes == 1 << 20)  // not taken: 1 MiB > 2 x 100,000
             #expect(small.data.count == 100_000)
         }
-        #expect(pool.idleBytes == 1 << 20) // released over the budget: freed
+        #expect(pool.idleBytes == 1 << 20)  // released over the budget: freed
     }
 }

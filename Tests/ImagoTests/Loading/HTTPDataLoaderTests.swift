@@ -50,7 +50,9 @@ struct HTTPDataLoaderTests {
         }
     }
 
-    @Test("a body of unknown length past the spill threshold goes to an unlinked temporary file and comes back whole; announced and small ones stay in memory")
+    @Test(
+        "a body of unknown length past the spill threshold goes to an unlinked temporary file and comes back whole; announced and small ones stay in memory"
+    )
     func spill() async throws {
         let folder = TemporaryDirectory()
         let large = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })

@@ -86,14 +86,15 @@ extension ImagePipeline {
         perHost: Int = 16,
         decodes: Int = 2
     ) -> ImagePipeline {
-        ImagePipeline(configuration: Configuration(
-            dataLoader: loader,
-            imageCache: MemoryCache<ImageCacheKey, Image>(),
-            dataCache: dataCache,
-            decoders: [decoder],
-            maximumConcurrentDownloads: downloads,
-            maximumConcurrentDownloadsPerHost: perHost,
-            maximumConcurrentDecodes: decodes
-        ))
+        ImagePipeline(
+            configuration: Configuration(
+                dataLoader: loader,
+                imageCache: MemoryCache<ImageCacheKey, Image>(),
+                dataCache: dataCache,
+                decoders: [decoder],
+                maximumConcurrentDownloads: downloads,
+                maximumConcurrentDownloadsPerHost: perHost,
+                maximumConcurrentDecodes: decodes
+            ))
     }
 }

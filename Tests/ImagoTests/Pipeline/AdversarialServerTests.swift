@@ -35,8 +35,9 @@ struct AdversarialServerTests {
         var generator = SeededGenerator(seed: 9)
         for _ in 0..<300 {
             let color = (UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8(0))
-            canvas.fillCircle(centerX: Int.random(in: 0..<256, using: &generator), centerY: Int.random(in: 0..<256, using: &generator),
-                              radius: Int.random(in: 2...20, using: &generator), color: color)
+            canvas.fillCircle(
+                centerX: Int.random(in: 0..<256, using: &generator), centerY: Int.random(in: 0..<256, using: &generator),
+                radius: Int.random(in: 2...20, using: &generator), color: color)
         }
         return (try? PNGEncoder().encode(canvas.image!)) ?? Data()
     }()
@@ -44,35 +45,45 @@ struct AdversarialServerTests {
     static let limit = 1 << 20
 
     static let misbehaviours: [Misbehaviour] = [
-        Misbehaviour(name: "a body dripping past the total timeout",
-                     response: { .init(body: Data(count: 100 << 10), behaviour: .drip(chunkSize: 512, interval: .milliseconds(50))) },
-                     expected: .timedOut, requestTimeout: .seconds(2)),
-        Misbehaviour(name: "a body that stalls", response: { .init(body: png, behaviour: .stall(after: 100)) },
-                     expected: .timedOut, readTimeout: .seconds(1)),
-        Misbehaviour(name: "a response head that never comes", response: { .init(body: png, delay: .seconds(30)) },
-                     expected: .timedOut, readTimeout: .seconds(1)),
-        Misbehaviour(name: "a reset mid-body (Content-Length longer than what is sent)",
-                     response: { .init(body: png, behaviour: .truncate(after: 1000)) }, expected: .network),
+        Misbehaviour(
+            name: "a body dripping past the total timeout",
+            response: { .init(body: Data(count: 100 << 10), behaviour: .drip(chunkSize: 512, interval: .milliseconds(50))) },
+            expected: .timedOut, requestTimeout: .seconds(2)),
+        Misbehaviour(
+            name: "a body that stalls", response: { .init(body: png, behaviour: .stall(after: 100)) },
+            expected: .timedOut, readTimeout: .seconds(1)),
+        Misbehaviour(
+            name: "a response head that never comes", response: { .init(body: png, delay: .seconds(30)) },
+            expected: .timedOut, readTimeout: .seconds(1)),
+        Misbehaviour(
+            name: "a reset mid-body (Content-Length longer than what is sent)",
+            response: { .init(body: png, behaviour: .truncate(after: 1000)) }, expected: .network),
         Misbehaviour(name: "a reset before any answer", response: { .init(behaviour: .reset) }, expected: .network),
-        Misbehaviour(name: "a Content-Length shorter than the body",
-                     response: { .init(body: png, behaviour: .declaredLength(png.count / 2)) }, expected: .decodingFailed(saying: "")),
-        Misbehaviour(name: "an HTML page with an image Content-Type",
-                     response: { .init(headers: [.contentType: "image/png"], body: TestImageServer.Response.htmlErrorPage.body) },
-                     expected: .decodingFailed(saying: "HTML")),
+        Misbehaviour(
+            name: "a Content-Length shorter than the body",
+            response: { .init(body: png, behaviour: .declaredLength(png.count / 2)) }, expected: .decodingFailed(saying: "")),
+        Misbehaviour(
+            name: "an HTML page with an image Content-Type",
+            response: { .init(headers: [.contentType: "image/png"], body: TestImageServer.Response.htmlErrorPage.body) },
+            expected: .decodingFailed(saying: "HTML")),
         Misbehaviour(name: "a 200 carrying an HTML error page", response: { .htmlErrorPage }, expected: .decodingFailed(saying: "HTML")),
         Misbehaviour(name: "random bytes labelled image/jpeg", response: { .garbage(count: 20_000) }, expected: .decodingFailed(saying: "")),
         Misbehaviour(name: "a redirect loop", path: "/loop.png", response: { .redirect(to: "/loop.png") }, expected: .tooManyRedirects),
-        Misbehaviour(name: "a megabyte of response headers",
-                     response: { .init(headers: [.xPadding: String(repeating: "a", count: 1 << 20)], body: png) }, expected: .network),
+        Misbehaviour(
+            name: "a megabyte of response headers",
+            response: { .init(headers: [.xPadding: String(repeating: "a", count: 1 << 20)], body: png) }, expected: .network),
         // The size limit must be what ends these, however slowly a loaded
         // machine reads: no timeout can fire while the server keeps sending.
-        Misbehaviour(name: "an endless chunked body", response: { .init(body: Data(count: 64 << 10), behaviour: .endless) },
-                     expected: .tooLarge, requestTimeout: .seconds(600), readTimeout: .seconds(600)),
-        Misbehaviour(name: "a Content-Length over the limit", response: { .init(body: Data(count: limit + 1)) },
-                     expected: .tooLarge, requestTimeout: .seconds(600), readTimeout: .seconds(600)),
-        Misbehaviour(name: "a gzip bomb (64 MB of zeros in a few KB)",
-                     response: { .init(headers: [.contentEncoding: "gzip"], body: try gzipped(Data(count: 64 << 20))) },
-                     expected: .tooLarge, requestTimeout: .seconds(600), readTimeout: .seconds(600)),
+        Misbehaviour(
+            name: "an endless chunked body", response: { .init(body: Data(count: 64 << 10), behaviour: .endless) },
+            expected: .tooLarge, requestTimeout: .seconds(600), readTimeout: .seconds(600)),
+        Misbehaviour(
+            name: "a Content-Length over the limit", response: { .init(body: Data(count: limit + 1)) },
+            expected: .tooLarge, requestTimeout: .seconds(600), readTimeout: .seconds(600)),
+        Misbehaviour(
+            name: "a gzip bomb (64 MB of zeros in a few KB)",
+            response: { .init(headers: [.contentEncoding: "gzip"], body: try gzipped(Data(count: 64 << 20))) },
+            expected: .tooLarge, requestTimeout: .seconds(600), readTimeout: .seconds(600)),
     ]
 
     @Test("the error is typed, names the URL, and neither cache keeps anything", arguments: misbehaviours)

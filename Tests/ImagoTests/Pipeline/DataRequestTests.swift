@@ -54,7 +54,10 @@ struct DataRequestTests {
             _ = try await pipeline.data(for: ImageRequest(url: url))
             clock.advance(by: .seconds(120))
             let confirmed = try await pipeline.data(for: ImageRequest(url: url))
-            guard case .revalidated = confirmed.freshness else { Issue.record("\(confirmed.freshness)"); return }
+            guard case .revalidated = confirmed.freshness else {
+                Issue.record("\(confirmed.freshness)")
+                return
+            }
             #expect(confirmed.source == .disk && confirmed.data == svg(1))
             #expect(server.lastRequest("/doc.svg")?.headers[.ifNoneMatch] == "\"v1\"")
 
@@ -76,7 +79,10 @@ struct DataRequestTests {
             document.state.withLock { $0.status = 503 }
             clock.advance(by: .seconds(60))
             let stale = try await pipeline.data(for: ImageRequest(url: url))
-            guard case .stale(.networkFailed(.httpStatus(503, _))) = stale.freshness else { Issue.record("\(stale.freshness)"); return }
+            guard case .stale(.networkFailed(.httpStatus(503, _))) = stale.freshness else {
+                Issue.record("\(stale.freshness)")
+                return
+            }
             #expect(stale.data == svg(1) && server.requestCount("/doc.svg") == 2, "no retries while a stale copy can stand in")
         }
     }
@@ -94,7 +100,10 @@ struct DataRequestTests {
             document.state.withLock { $0.version = 2 }
             clock.advance(by: .seconds(60))
             let served = try await pipeline.data(for: ImageRequest(url: url))
-            guard case .stale(.revalidatingInBackground) = served.freshness else { Issue.record("\(served.freshness)"); return }
+            guard case .stale(.revalidatingInBackground) = served.freshness else {
+                Issue.record("\(served.freshness)")
+                return
+            }
             #expect(served.data == svg(1))
             #expect(await pipeline.waitForBackgroundRefreshes(timeout: .seconds(600)))
             #expect(try await pipeline.data(for: ImageRequest(url: url)).data == svg(2))

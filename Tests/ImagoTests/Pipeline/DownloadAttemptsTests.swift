@@ -96,7 +96,8 @@ struct DownloadAttemptsTests {
         while outcome == nil, sent < 100 {
             sent += 1
             // A request with a Range is refused; one without is cut off after enough bytes to keep.
-            let error = attempts.rangeHeaders.isEmpty
+            let error =
+                attempts.rangeHeaders.isEmpty
                 ? interrupted(after: PartialDownload.minimumCount)
                 : DataLoadingError(.httpStatus(416), url: url)
             let step = attempts.failed(error, using: &generator)

@@ -92,7 +92,10 @@ struct HTTPCachingTests {
             clock.advance(by: .seconds(120))
             let revalidated = try await pipeline.image(for: url)
             #expect(revalidated.source == .disk)
-            guard case .revalidated = revalidated.freshness else { Issue.record("not revalidated: \(revalidated.freshness)"); return }
+            guard case .revalidated = revalidated.freshness else {
+                Issue.record("not revalidated: \(revalidated.freshness)")
+                return
+            }
             #expect(revalidated.image.width == 41)
             #expect(server.lastRequest("/image.png")?.headers[.ifNoneMatch] == "\"v1\"")
             #expect(server.requestCount("/image.png") == 2 && pipeline.statistics.revalidations == 1)
@@ -121,7 +124,10 @@ struct HTTPCachingTests {
 
             clock.advance(by: .seconds(70))
             let revalidated = try await pipeline.image(for: request)
-            guard case .revalidated = revalidated.freshness else { Issue.record("stale processed image used: \(revalidated.freshness)"); return }
+            guard case .revalidated = revalidated.freshness else {
+                Issue.record("stale processed image used: \(revalidated.freshness)")
+                return
+            }
             #expect(server.requestCount("/image.png") == 2)
             clock.advance(by: .seconds(50))
             #expect(try await pipeline.image(for: request).dataCount == disk.cachedData(forKey: processedKey)?.data.count)
@@ -150,7 +156,7 @@ struct HTTPCachingTests {
             let now = clock.date
             setHeaders([.date: HTTPDate.format(now), .lastModified: HTTPDate.format(now.addingTimeInterval(-10 * 3600))])
             _ = try await pipeline.image(for: url)
-            clock.advance(by: .seconds(50 * 60)) // lifetime: 10% of 10 hours
+            clock.advance(by: .seconds(50 * 60))  // lifetime: 10% of 10 hours
             #expect(try await pipeline.image(for: url).source == .disk)
             #expect(server.requestCount("/image.png") == 1)
             clock.advance(by: .seconds(20 * 60))
@@ -195,7 +201,10 @@ struct HTTPCachingTests {
             _ = try await pipeline.image(for: url)
             #expect(disk.containsData(forKey: url.absoluteString))
             let next = try await pipeline.image(for: url)
-            guard case .revalidated = next.freshness else { Issue.record("not revalidated"); return }
+            guard case .revalidated = next.freshness else {
+                Issue.record("not revalidated")
+                return
+            }
             #expect(server.requestCount("/image.png") == 4)
         }
     }
@@ -227,14 +236,17 @@ struct HTTPCachingTests {
             clock.advance(by: .seconds(30))
             let stale = try await pipeline.image(for: url)
             #expect(stale.source == .disk && stale.image.width == 41)
-            guard case .stale(.revalidatingInBackground) = stale.freshness else { Issue.record("\(stale.freshness)"); return }
+            guard case .stale(.revalidatingInBackground) = stale.freshness else {
+                Issue.record("\(stale.freshness)")
+                return
+            }
             #expect(await pipeline.waitForBackgroundRefreshes(timeout: .seconds(600)))
             #expect(server.requestCount("/image.png") == 2)
             #expect(disk.cachedData(forKey: url.absoluteString)?.data == VersionedImage.body(version: 2))
             let fresh = try await pipeline.image(for: url)
             #expect(fresh.source == .disk && fresh.image.width == 42 && !fresh.freshness.isStale)
 
-            clock.advance(by: .seconds(100)) // past both windows: revalidated before use
+            clock.advance(by: .seconds(100))  // past both windows: revalidated before use
             image.state.withLock { $0.version = 3 }
             #expect(try await pipeline.image(for: url).image.width == 43)
         }
@@ -248,7 +260,10 @@ struct HTTPCachingTests {
             image.state.withLock { $0.status = 503 }
             clock.advance(by: .seconds(30))
             let stale = try await pipeline.image(for: url)
-            guard case .stale(.networkFailed(.httpStatus(503, _))) = stale.freshness else { Issue.record("\(stale.freshness)"); return }
+            guard case .stale(.networkFailed(.httpStatus(503, _))) = stale.freshness else {
+                Issue.record("\(stale.freshness)")
+                return
+            }
             clock.advance(by: .seconds(60))
             await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: url) }
         }
@@ -262,7 +277,10 @@ struct HTTPCachingTests {
             server.setRoute("/image.png", .init(behaviour: .reset))
             clock.advance(by: .seconds(3600))
             let stale = try await pipeline.image(for: url)
-            guard case .stale(.networkFailed(.network)) = stale.freshness else { Issue.record("\(stale.freshness)"); return }
+            guard case .stale(.networkFailed(.network)) = stale.freshness else {
+                Issue.record("\(stale.freshness)")
+                return
+            }
             #expect(stale.image.width == 41)
         }
         try await withScenario { server, pipeline, _, url in
@@ -291,9 +309,10 @@ struct HTTPCachingTests {
         let loader = HTTPDataLoader(configuration: .init(connectTimeout: connectTimeout))
         let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
         defer { disk.close() }
-        let pipeline = ImagePipeline(configuration: .init(
-            dataLoader: loader, imageCache: nil, dataCache: disk, currentDate: { [clock] in clock.date }
-        ))
+        let pipeline = ImagePipeline(
+            configuration: .init(
+                dataLoader: loader, imageCache: nil, dataCache: disk, currentDate: { [clock] in clock.date }
+            ))
         let url = server.url("/image.png")
         _ = try await pipeline.image(for: url)
         try await server.shutdown()
@@ -329,7 +348,10 @@ struct HTTPCachingTests {
             image.state.withLock { $0.status = 404 }
             clock.advance(by: .seconds(3600))
             let error = await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: url) }
-            guard case .httpStatus(404, _) = error else { Issue.record("\(String(describing: error))"); return }
+            guard case .httpStatus(404, _) = error else {
+                Issue.record("\(String(describing: error))")
+                return
+            }
         }
     }
 
@@ -341,17 +363,26 @@ struct HTTPCachingTests {
             #expect(reload.source == .network && server.lastRequest("/image.png")?.headers[.ifNoneMatch] == nil)
 
             let revalidate = try await pipeline.image(for: ImageRequest(url: url, networkPolicy: .revalidate))
-            guard case .revalidated = revalidate.freshness else { Issue.record("\(revalidate.freshness)"); return }
+            guard case .revalidated = revalidate.freshness else {
+                Issue.record("\(revalidate.freshness)")
+                return
+            }
             #expect(server.requestCount("/image.png") == 3)
 
             clock.advance(by: .seconds(3600))
             let cacheOnly = try await pipeline.image(for: ImageRequest(url: url, networkPolicy: .cacheOnly))
-            guard case .stale(.cacheOnly) = cacheOnly.freshness else { Issue.record("\(cacheOnly.freshness)"); return }
+            guard case .stale(.cacheOnly) = cacheOnly.freshness else {
+                Issue.record("\(cacheOnly.freshness)")
+                return
+            }
             #expect(server.requestCount("/image.png") == 3)
 
             let missing = ImageRequest(url: server.url("/other.png"), networkPolicy: .cacheOnly)
             let error = await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: missing) }
-            guard case .notCached(let key) = error else { Issue.record("\(String(describing: error))"); return }
+            guard case .notCached(let key) = error else {
+                Issue.record("\(String(describing: error))")
+                return
+            }
             #expect(key.hasSuffix("/other.png") && server.totalRequestCount == 3)
         }
     }
@@ -373,7 +404,10 @@ struct HTTPCachingTests {
         try await withScenario { server, pipeline, disk, url in
             server.setRoute("/image.png", .init(status: 304))
             let error = await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: url) }
-            guard case .httpStatus(304, _) = error else { Issue.record("\(String(describing: error))"); return }
+            guard case .httpStatus(304, _) = error else {
+                Issue.record("\(String(describing: error))")
+                return
+            }
             #expect(!disk.containsData(forKey: url.absoluteString))
         }
     }

@@ -62,12 +62,14 @@ struct ImagePipelineTests {
         #expect(pipeline.cachedImage(for: request) != nil)
     }
 
-    @Test("cache policies choose the tiers read and written", arguments: [
-        (ImageRequest.CachePolicy.default, true, true),
-        (.memoryOnly, true, false),
-        (.diskOnly, false, true),
-        (.none, false, false),
-    ])
+    @Test(
+        "cache policies choose the tiers read and written",
+        arguments: [
+            (ImageRequest.CachePolicy.default, true, true),
+            (.memoryOnly, true, false),
+            (.diskOnly, false, true),
+            (.none, false, false),
+        ])
     func cachePolicies(policy: ImageRequest.CachePolicy, inMemory: Bool, onDisk: Bool) async throws {
         let disk = try DiskCache(path: folder.path)
         let pipeline = ImagePipeline.mock(loader: loader, decoder: decoder, dataCache: disk)
@@ -187,10 +189,11 @@ struct ImagePipelineTests {
 
     @Test("statistics count memory evictions made by the cache's limits")
     func evictions() async throws {
-        let pipeline = ImagePipeline(configuration: .init(
-            dataLoader: loader, imageCache: MemoryCache<ImageCacheKey, Image>(configuration: .init(countLimit: 2, shardCount: 1)),
-            decoders: [decoder]
-        ))
+        let pipeline = ImagePipeline(
+            configuration: .init(
+                dataLoader: loader, imageCache: MemoryCache<ImageCacheKey, Image>(configuration: .init(countLimit: 2, shardCount: 1)),
+                decoders: [decoder]
+            ))
         for id in 1...5 { _ = try await pipeline.image(for: url(id)) }
         #expect(pipeline.statistics.memoryEvictions == 3)
         #expect(pipeline.statistics.networkLoads == 5)
@@ -205,7 +208,8 @@ struct ImagePipelineProcessingTests {
     @Test("different processors share the download but are cached apart; identical ones share the processing")
     func keysAndCoalescing() async throws {
         let pipeline = ImagePipeline.mock(loader: loader)
-        let plus1 = MockImageProcessor(amount: 1), plus2 = MockImageProcessor(amount: 2)
+        let plus1 = MockImageProcessor(amount: 1)
+        let plus2 = MockImageProcessor(amount: 2)
         loader.pause()
         async let a = pipeline.image(for: ImageRequest(url: url, processors: [plus1]))
         async let b = pipeline.image(for: ImageRequest(url: url, processors: [plus1]))

@@ -14,7 +14,8 @@ struct RenderTests {
         let loader = MockDataLoader()
         let memory = MemoryCache<ImageCacheKey, Image>()
         let disk = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil))
-        let configuration = ImagePipeline.Configuration(dataLoader: loader, imageCache: memory, dataCache: disk, diskStorage: [.originalData, .processedImages])
+        let configuration = ImagePipeline.Configuration(
+            dataLoader: loader, imageCache: memory, dataCache: disk, diskStorage: [.originalData, .processedImages])
         return (ImagePipeline(configuration: configuration), loader, disk, memory)
     }
 

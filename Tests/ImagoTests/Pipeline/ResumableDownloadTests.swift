@@ -32,7 +32,8 @@ final class RangeServer: Sendable {
             if let range = request.headers[.range] {
                 state.ranges.append(range)
                 if request.headers[.ifRange] == state.etag, range.hasPrefix("bytes="), range.hasSuffix("-"),
-                   let first = Int(range.dropFirst(6).dropLast()), first < state.body.count {
+                    let first = Int(range.dropFirst(6).dropLast()), first < state.body.count
+                {
                     start = first
                 }
             }
@@ -73,7 +74,8 @@ struct ResumableDownloadTests {
             return Int(range.dropFirst(6).dropLast())
         }
         guard !starts.isEmpty, starts.count == ranges.count, starts.first! >= PartialDownload.minimumCount,
-              starts.first! <= RangeServer.cutAfter, starts == starts.sorted() else { return nil }
+            starts.first! <= RangeServer.cutAfter, starts == starts.sorted()
+        else { return nil }
         return starts.last
     }
 

@@ -31,7 +31,9 @@ struct RetryTests {
         for status in [408, 429, 500, 502, 503, 504] {
             #expect(policy.delay(after: DataLoadingError(.httpStatus(status), url: Self.url), attempt: 1, using: &generator) != nil)
         }
-        for code: DataLoadingError.Code in [.httpStatus(404), .httpStatus(403), .httpStatus(501), .invalidURL, .tooManyRedirects, .responseTooLarge(limit: 1), .cancelled] {
+        for code: DataLoadingError.Code in [
+            .httpStatus(404), .httpStatus(403), .httpStatus(501), .invalidURL, .tooManyRedirects, .responseTooLarge(limit: 1), .cancelled,
+        ] {
             #expect(policy.delay(after: DataLoadingError(code, url: Self.url), attempt: 1, using: &generator) == nil, "\(code)")
         }
         let asked = DataLoadingError(.httpStatus(503), url: Self.url, retryAfter: .seconds(7))
@@ -77,7 +79,10 @@ struct RetryTests {
         try await withPipeline { server, pipeline in
             server.setRoute("/down.png", .init(status: 500))
             let error = await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: server.url("/down.png")) }
-            guard case .httpStatus(500, _) = error else { Issue.record("\(String(describing: error))"); return }
+            guard case .httpStatus(500, _) = error else {
+                Issue.record("\(String(describing: error))")
+                return
+            }
             #expect(error?.isTemporary == true)
             #expect(server.requestCount("/down.png") == 3)
         }

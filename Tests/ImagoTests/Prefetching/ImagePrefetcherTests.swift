@@ -16,7 +16,7 @@ struct ImagePrefetcherTests {
         let prefetcher = ImagePrefetcher(pipeline: pipeline)
 
         prefetcher.startPrefetching(with: (1...5).map(request))
-        prefetcher.startPrefetching(with: (1...5).map(request)) // a repeat starts nothing new
+        prefetcher.startPrefetching(with: (1...5).map(request))  // a repeat starts nothing new
         while prefetcher.pendingCount > 0 { await Task.yield() }
 
         #expect(pipeline.statistics.memoryHits == 0, "the prefetcher's checks of memory are not hits")
@@ -40,7 +40,7 @@ struct ImagePrefetcherTests {
         loader.resume()
 
         #expect(MockImage.id(of: try await real.response.image) == 1)
-        #expect(loader.totalCallCount == 1) // the queued prefetches of 2-4 never started
+        #expect(loader.totalCallCount == 1)  // the queued prefetches of 2-4 never started
     }
 
     @Test("prefetches run behind real requests")

@@ -75,7 +75,8 @@ struct ImageProcessorsTests {
 
         // Half opaque blue, half fully transparent red: no red may appear.
         var mixed = Self.solid(16, 4, [0, 0, 255, 255])
-        mixed = Image(width: 16, height: 4, pixelFormat: .rgba8, pixels: (0..<64).flatMap { $0 % 16 < 8 ? [UInt8(0), 0, 255, 255] : [255, 0, 0, 0] })!
+        mixed = Image(
+            width: 16, height: 4, pixelFormat: .rgba8, pixels: (0..<64).flatMap { $0 % 16 < 8 ? [UInt8(0), 0, 255, 255] : [255, 0, 0, 0] })!
         let softened = try #require(ImageProcessors.GaussianBlur(radius: 3).process(mixed))
         for x in 0..<16 {
             let pixel = FormatFixtures.rgba(softened, x: x, y: 2)

@@ -18,7 +18,8 @@ struct ImageResizerTests {
     @Test("fine stripes downscaled by a non-integer factor stay within a third of the range of their mean (nearest-neighbour sampling does not)")
     func noAliasing() throws {
         // One-pixel black and white columns, 1000 wide, shrunk to 333.
-        let width = 1000, height = 10
+        let width = 1000
+        let height = 10
         let pixels = (0..<(width * height)).map { UInt8($0 % width % 2 == 0 ? 0 : 255) }
         let image = try #require(Image(width: width, height: height, pixelFormat: .gray8, pixels: pixels))
         let resized = try #require(ImageResizer.resize(image, to: ImageSize(width: 333, height: 3)))
@@ -41,12 +42,15 @@ struct ImageResizerTests {
         #expect(ImageResizer.resize(edge, to: ImageSize(width: 1, height: 1))?.pixels == [255, 0, 0, 128])
     }
 
-    @Test("every pixel format matches a plain double-precision area average (exactly without alpha), shrinking and enlarging", arguments: [
-        Image.PixelFormat.gray8, .grayAlpha8, .rgb8, .rgba8,
-    ])
+    @Test(
+        "every pixel format matches a plain double-precision area average (exactly without alpha), shrinking and enlarging",
+        arguments: [
+            Image.PixelFormat.gray8, .grayAlpha8, .rgb8, .rgba8,
+        ])
     func matchesReference(format: Image.PixelFormat) throws {
         let channels = format.bytesPerPixel
-        let width = 61, height = 47
+        let width = 61
+        let height = 47
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         let pixels = (0..<(width * height * channels)).map { _ -> UInt8 in
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -57,7 +61,8 @@ struct ImageResizerTests {
             let resized = try #require(ImageResizer.resize(image, to: size))
             let expected = Self.reference(pixels, width: width, height: height, channels: channels, hasAlpha: format.hasAlpha, to: size)
             let differences = zip(resized.pixels, expected).map { abs(Int($0) - Int($1)) }
-            let worst = differences.max() ?? 0, mismatches = differences.filter { $0 > 0 }.count
+            let worst = differences.max() ?? 0
+            let mismatches = differences.filter { $0 > 0 }.count
             #expect(resized.pixels.count == expected.count)
             // Float sums: exact without alpha; with it, the division by the
             // coverage may round the other way, rarely and by 1.
@@ -74,7 +79,8 @@ struct ImageResizerTests {
     ) -> [UInt8] {
         func coverage(_ target: Int, _ source: Int, count: Int, of sourceCount: Int) -> Double {
             let scale = Double(sourceCount) / Double(count)
-            let start = Double(target) * scale, end = start + scale
+            let start = Double(target) * scale
+            let end = start + scale
             return max(0, min(end, Double(source + 1)) - max(start, Double(source))) / scale
         }
         var output: [UInt8] = []

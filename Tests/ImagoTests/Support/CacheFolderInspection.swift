@@ -31,10 +31,11 @@ struct CacheFolderInspection {
 /// Deterministic test bytes.
 func testData(count: Int, seed: UInt64) -> Data {
     var state = seed &+ 0x9E37_79B9_7F4A_7C15
-    return Data((0..<count).map { _ in
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return UInt8(truncatingIfNeeded: state >> 33)
-    })
+    return Data(
+        (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 33)
+        })
 }
 
 /// Expects the cache's accounting to match the files on disk, no temporary

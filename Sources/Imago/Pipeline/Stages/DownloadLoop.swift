@@ -18,14 +18,16 @@ struct DownloadLoop {
     func run(_ dataRequest: DataRequest) async -> Result<DataLoadingResponse, ImagePipeline.Error> {
         var generator = SystemRandomNumberGenerator()
         let kept = resumable ? await pipeline.storedPartial(forKey: key) : nil
-        var attempts = DownloadAttempts(policy: pipeline.configuration.retryPolicy, partial: kept, resumable: resumable, retriesTemporaryFailures: retries)
+        var attempts = DownloadAttempts(
+            policy: pipeline.configuration.retryPolicy, partial: kept, resumable: resumable, retriesTemporaryFailures: retries)
         while true {
             var attemptRequest = dataRequest
             attemptRequest.headers += attempts.rangeHeaders
             // A continuation reports progress over the whole body, counting the kept bytes.
             let keptCount = Int64(attempts.partial?.data.count ?? 0)
             let progress: @Sendable (DownloadProgress) -> Void = { [context] progress in
-                context.reportProgress(DownloadProgress(completed: keptCount + progress.completed, expected: progress.expected.map { keptCount + $0 }))
+                context.reportProgress(
+                    DownloadProgress(completed: keptCount + progress.completed, expected: progress.expected.map { keptCount + $0 }))
             }
             let outcome = await slot.withTurn(host: dataRequest.url.host ?? "") { () async -> Result<DataLoadingResponse, DataLoadingError> in
                 do throws(DataLoadingError) {

@@ -78,23 +78,26 @@ struct FetchDataStage {
             guard let stale else { return .failure(.httpStatus(code: 304, url: url)) }
             pipeline.metrics.revalidated()
             let metadata = rules.refreshed(stale, with: response, requestHeaders: request.headers, requestTime: requestTime)
-            return .success(FetchedData(
-                data: stale.data, headers: HTTPCacheMetadata(decoding: metadata)?.headers ?? response.headers, download: download,
-                source: .disk, freshness: .revalidated, metadata: metadata
-            ))
+            return .success(
+                FetchedData(
+                    data: stale.data, headers: HTTPCacheMetadata(decoding: metadata)?.headers ?? response.headers, download: download,
+                    source: .disk, freshness: .revalidated, metadata: metadata
+                ))
         case .success(let response):
             pipeline.metrics.networkLoad(bytes: response.data.count)
             // Without a disk cache nothing is stored: the metadata is not worth making.
-            let metadata = pipeline.configuration.dataCache == nil
+            let metadata =
+                pipeline.configuration.dataCache == nil
                 ? nil : rules.metadata(for: response, requestHeaders: request.headers, requestTime: requestTime)
             return .success(FetchedData(data: response.data, headers: response.headers, download: download, metadata: metadata))
         case .failure(let error):
             guard let stale, error.isTemporary, rules.allowsStaleOnError(stale) else { return .failure(error) }
             pipeline.logger.info("serving a stale cached copy", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
-            return .success(FetchedData(
-                data: stale.data, headers: stale.metadata?.headers ?? [:], download: download, source: .disk,
-                freshness: .stale(.networkFailed(error))
-            ))
+            return .success(
+                FetchedData(
+                    data: stale.data, headers: stale.metadata?.headers ?? [:], download: download, source: .disk,
+                    freshness: .stale(.networkFailed(error))
+                ))
         }
     }
 
@@ -102,15 +105,16 @@ struct FetchDataStage {
     private func provide(
         key: String, load: @Sendable () async throws -> Data, slot: DownloadSlot, since start: ContinuousClock.Instant
     ) async -> Result<FetchedData, ImagePipeline.Error> {
-        let outcome = await slot.withTurn(host: "") { () async -> Result<Data, ImagePipeline.Error> in
-            do {
-                return .success(try await load())
-            } catch {
-                if Task.isCancelled { return .failure(.cancelled(key: key)) }
-                if let error = error as? URLError, error.code == .badURL { return .failure(.invalidRequest(key: key, reason: "not a valid URL")) }
-                return .failure(.dataProviderFailed(key: key, underlying: error))
-            }
-        } ?? .failure(.cancelled(key: key))
+        let outcome =
+            await slot.withTurn(host: "") { () async -> Result<Data, ImagePipeline.Error> in
+                do {
+                    return .success(try await load())
+                } catch {
+                    if Task.isCancelled { return .failure(.cancelled(key: key)) }
+                    if let error = error as? URLError, error.code == .badURL { return .failure(.invalidRequest(key: key, reason: "not a valid URL")) }
+                    return .failure(.dataProviderFailed(key: key, underlying: error))
+                }
+            } ?? .failure(.cancelled(key: key))
         return outcome.map { data in
             pipeline.metrics.networkLoad(bytes: data.count)
             return FetchedData(data: data, download: ContinuousClock.now - start, metadata: Data())

@@ -22,7 +22,8 @@ struct ReadDiskStage {
     /// data or its processed image (asked in memory, without I/O); else nil.
     init?(_ request: ImageRequest, pipeline: ImagePipeline) {
         guard request.networkPolicy != .reload, request.cachePolicy.read.contains(.disk),
-              let dataCache = pipeline.configuration.dataCache else { return nil }
+            let dataCache = pipeline.configuration.dataCache
+        else { return nil }
         let processedKey = StoreStage.processedImageStore(for: request, in: pipeline)?.key
         guard dataCache.mayContainData(forKey: DiskKey.data(request.cacheKey)) || processedKey.map(dataCache.mayContainData(forKey:)) == true
         else { return nil }
@@ -37,7 +38,8 @@ struct ReadDiskStage {
         let rules = pipeline.cacheRules
         // A fresh processed image is the result as it is: no scaling, no processors.
         if let processedStore, let processed = dataCache.cachedData(forKey: processedStore.key),
-           case .serve(.fresh) = rules.use(processed, for: request) {
+            case .serve(.fresh) = rules.use(processed, for: request)
+        {
             let decodeStart = ContinuousClock.now
             let decoded = DecodeStage(request, pipeline: pipeline, scaled: false).run(processed.data)
             let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)

@@ -22,7 +22,8 @@ struct StoreStage {
         let configuration = pipeline.configuration
         let storesOriginal = configuration.diskStorage.contains(.originalData) || request.imageKey.isOriginal
         if !decoded.isDecodingFailure, storesOriginal, request.cachePolicy.write.contains(.disk), let dataCache = configuration.dataCache,
-           fetched.storeClaim.take() {
+            fetched.storeClaim.take()
+        {
             Self.store(fetched.data, metadata: metadata, forKey: DiskKey.data(request.cacheKey), in: dataCache, logger: pipeline.logger)
         }
         Self.processedImageStore(for: request, in: pipeline)?.store(decoded, metadata: metadata, logger: pipeline.logger)
@@ -61,7 +62,8 @@ struct StoreStage {
     static func processedImageStore(for request: ImageRequest, in pipeline: ImagePipeline) -> ProcessedImageStore? {
         let configuration = pipeline.configuration
         guard configuration.diskStorage.contains(.processedImages), request.cachePolicy.write.contains(.disk),
-              let dataCache = configuration.dataCache, !request.imageKey.isOriginal else { return nil }
+            let dataCache = configuration.dataCache, !request.imageKey.isOriginal
+        else { return nil }
         return ProcessedImageStore(key: DiskKey.processedImage(request.imageKey), encoder: configuration.processedImageEncoder, dataCache: dataCache)
     }
 
