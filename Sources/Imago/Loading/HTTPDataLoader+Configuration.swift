@@ -58,5 +58,16 @@ extension HTTPDataLoader {
             self.userAgent = userAgent
             self.sourceGuard = sourceGuard
         }
+
+        /// Checks the limits: timeouts above zero, sizes and counts that can work.
+        public func validate() throws(ConfigurationError) {
+            for (name, timeout) in [("connect", connectTimeout), ("read", readTimeout), ("request", requestTimeout)] {
+                try ConfigurationError.require(timeout > .zero, "\(name) timeout \(timeout): expected more than 0")
+            }
+            try ConfigurationError.require(maximumRedirects >= 0, "maximum redirects \(maximumRedirects): expected 0 or more")
+            try ConfigurationError.require(maximumResponseSize > 0, "maximum response size \(maximumResponseSize) bytes: expected 1 or more")
+            try ConfigurationError.require(spillThreshold >= 0, "spill threshold \(spillThreshold) bytes: expected 0 or more")
+            try ConfigurationError.require(maximumConnectionsPerHost > 0, "connections per host \(maximumConnectionsPerHost): expected 1 or more")
+        }
     }
 }

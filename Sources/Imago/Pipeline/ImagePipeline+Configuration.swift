@@ -110,6 +110,20 @@ extension ImagePipeline {
             self.currentDate = currentDate
             self.logger = logger
         }
+
+        /// Checks the limits: each at least 1 where a pipeline needs one, the
+        /// heuristic lifetime not negative, and the loader's own configuration
+        /// when it is an ``HTTPDataLoader``.
+        public func validate() throws(ConfigurationError) {
+            let counts = [
+                ("concurrent downloads", maximumConcurrentDownloads), ("concurrent downloads per host", maximumConcurrentDownloadsPerHost),
+                ("concurrent decodes", maximumConcurrentDecodes), ("disk threads", diskThreadCount), ("pixel limit", maximumPixelCount),
+                ("frame limit", maximumFrameCount), ("retry attempts", retryPolicy.maximumAttempts),
+            ]
+            for (name, count) in counts { try ConfigurationError.require(count > 0, "\(name) \(count): expected 1 or more") }
+            try ConfigurationError.require(maximumHeuristicLifetime >= .zero, "heuristic lifetime \(maximumHeuristicLifetime): expected 0 or more")
+            try (dataLoader as? HTTPDataLoader)?.configuration.validate()
+        }
     }
 
     /// How the disk tier decides whether a stored response may be used.

@@ -43,6 +43,17 @@ extension DiskCache {
             self.admission = admission
             self.logger = logger
         }
+
+        /// Checks the limits: a size limit, an age and an interval above zero.
+        public func validate() throws(ConfigurationError) {
+            try ConfigurationError.require(sizeLimit > 0, "disk cache size limit \(sizeLimit) bytes: expected 1 or more")
+            try ConfigurationError.require(
+                maxAge.map { $0 > .zero } ?? true, "disk cache max age \(maxAge.map { "\($0)" } ?? ""): expected more than 0")
+            try ConfigurationError.require(
+                maintenanceInterval.map { $0 > .zero } ?? true,
+                "disk cache maintenance interval \(maintenanceInterval.map { "\($0)" } ?? ""): expected more than 0"
+            )
+        }
     }
 
     /// What a stored entry survives.

@@ -113,12 +113,3 @@ public struct ServeConfiguration: Sendable {
         }
     }
 }
-
-/// A setting that cannot be used, with what was expected.
-public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
-    public var description: String
-
-    public init(_ description: String) {
-        self.description = description
-    }
-}

@@ -115,23 +115,21 @@ extension ImageService {
 
         /// Checks every field; the first one out of bounds is thrown, named.
         public func validate() throws(ConfigurationError) {
-            func require(_ holds: Bool, _ message: @autoclosure () -> String) throws(ConfigurationError) {
-                if !holds { throw ConfigurationError(message()) }
-            }
-            try require(maxAge >= 0, "max-age \(maxAge): expected 0 or more seconds")
-            try require(errorMaxAge >= 0, "error max-age \(errorMaxAge): expected 0 or more seconds")
-            try require(sourceDiskLimit >= 1 << 20, "source disk limit \(sourceDiskLimit) bytes: expected 1 MiB or more")
-            try require(resultDiskLimit >= 1 << 20, "result disk limit \(resultDiskLimit) bytes: expected 1 MiB or more")
-            try require(maximumSourceSize > 0, "source size limit \(maximumSourceSize) bytes: expected 1 or more")
-            try require(maximumPixelCount > 0, "pixel limit \(maximumPixelCount): expected 1 or more")
-            try require(maximumFrameCount > 0, "frame limit \(maximumFrameCount): expected 1 or more")
-            try require(sourceTimeout > .zero, "source timeout \(sourceTimeout): expected more than 0")
-            try require(maximumConcurrentTransformations > 0, "concurrency \(maximumConcurrentTransformations): expected 1 or more")
-            try require(queueCapacity >= 0, "queue length \(queueCapacity): expected 0 or more")
-            try require(queueTimeout >= .zero, "queue timeout \(queueTimeout): expected 0 or more")
-            try require(resultCacheSize >= 0, "result memory \(resultCacheSize) bytes: expected 0 or more")
-            try require(resultLifetime >= .zero, "result lifetime \(resultLifetime): expected 0 or more")
-            try require(decodeMemoryBudget > 0, "decode memory \(decodeMemoryBudget) bytes: expected 1 or more")
+            try ConfigurationError.require(maxAge >= 0, "max-age \(maxAge): expected 0 or more seconds")
+            try ConfigurationError.require(errorMaxAge >= 0, "error max-age \(errorMaxAge): expected 0 or more seconds")
+            try ConfigurationError.require(sourceDiskLimit >= 1 << 20, "source disk limit \(sourceDiskLimit) bytes: expected 1 MiB or more")
+            try ConfigurationError.require(resultDiskLimit >= 1 << 20, "result disk limit \(resultDiskLimit) bytes: expected 1 MiB or more")
+            try ConfigurationError.require(maximumSourceSize > 0, "source size limit \(maximumSourceSize) bytes: expected 1 or more")
+            try ConfigurationError.require(maximumPixelCount > 0, "pixel limit \(maximumPixelCount): expected 1 or more")
+            try ConfigurationError.require(maximumFrameCount > 0, "frame limit \(maximumFrameCount): expected 1 or more")
+            try ConfigurationError.require(sourceTimeout > .zero, "source timeout \(sourceTimeout): expected more than 0")
+            try ConfigurationError.require(
+                maximumConcurrentTransformations > 0, "concurrency \(maximumConcurrentTransformations): expected 1 or more")
+            try ConfigurationError.require(queueCapacity >= 0, "queue length \(queueCapacity): expected 0 or more")
+            try ConfigurationError.require(queueTimeout >= .zero, "queue timeout \(queueTimeout): expected 0 or more")
+            try ConfigurationError.require(resultCacheSize >= 0, "result memory \(resultCacheSize) bytes: expected 0 or more")
+            try ConfigurationError.require(resultLifetime >= .zero, "result lifetime \(resultLifetime): expected 0 or more")
+            try ConfigurationError.require(decodeMemoryBudget > 0, "decode memory \(decodeMemoryBudget) bytes: expected 1 or more")
         }
     }
 }

@@ -34,13 +34,17 @@ public final class ImageService: Sendable {
     /// header before its decode starts; a decode that does not fit waits.
     let decodeMemory: WeightedSemaphore
 
-    /// A service with its own pipeline: a guarded HTTP loader, a memory
-    /// cache, and in `configuration.cacheFolder` a disk cache of the sources
-    /// (`sources/`, from their second fetch unless `sourceAdmission` says
-    /// otherwise) and one of the encoded answers (`results/`).
+    /// A service with its own pipeline: a guarded HTTP loader and, in
+    /// `configuration.cacheFolder`, a disk cache of the sources (`sources/`,
+    /// from their second fetch unless `sourceAdmission` says otherwise) and
+    /// one of the encoded answers (`results/`). Throws a
+    /// ``ConfigurationError`` for a configuration that cannot work (each
+    /// component's `validate()`), or the disk cache's error for a folder
+    /// it cannot use.
     public convenience init(
         configuration: Configuration, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger = Logger(label: "imago.serve")
     ) throws {
+        try configuration.validate()
         let loader = HTTPDataLoader(
             configuration: .init(
                 requestTimeout: configuration.sourceTimeout,
@@ -51,24 +55,25 @@ public final class ImageService: Sendable {
                 userAgent: "Imago",
                 sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
             ))
-        let dataCache = try configuration.cacheFolder.map {
-            try DiskCache(
-                path: $0 + "/sources", configuration: .init(sizeLimit: configuration.sourceDiskLimit, admission: configuration.sourceAdmission))
-        }
-        let resultsCache = try configuration.cacheFolder.map {
-            try DiskCache(path: $0 + "/results", configuration: .init(sizeLimit: configuration.resultDiskLimit))
-        }
-        let pipeline = ImagePipeline(
-            configuration: .init(
-                dataLoader: loader,
-                dataCache: dataCache,
-                maximumPixelCount: configuration.maximumPixelCount,
-                maximumFrameCount: configuration.maximumFrameCount,
-                // One attempt: the client (a browser, a CDN) decides on retries,
-                // and a request's time is bounded by the source timeout alone.
-                retryPolicy: RetryPolicy(maximumAttempts: 1),
-                logger: logger
-            ))
+        let sources = DiskCache.Configuration(sizeLimit: configuration.sourceDiskLimit, admission: configuration.sourceAdmission)
+        let results = DiskCache.Configuration(sizeLimit: configuration.resultDiskLimit)
+        try sources.validate()
+        try results.validate()
+        var pipelineConfiguration = ImagePipeline.Configuration(
+            dataLoader: loader,
+            // Answers are kept encoded (the result cache), never as decoded images.
+            imageCache: nil,
+            maximumPixelCount: configuration.maximumPixelCount,
+            maximumFrameCount: configuration.maximumFrameCount,
+            // One attempt: the client (a browser, a CDN) decides on retries,
+            // and a request's time is bounded by the source timeout alone.
+            retryPolicy: RetryPolicy(maximumAttempts: 1),
+            logger: logger
+        )
+        try pipelineConfiguration.validate()
+        pipelineConfiguration.dataCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/sources", configuration: sources) }
+        let resultsCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/results", configuration: results) }
+        let pipeline = ImagePipeline(configuration: pipelineConfiguration)
         self.init(configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsCache, metrics: metrics)
     }
 

@@ -128,6 +128,12 @@ struct ServeConfigurationTests {
         }
     }
 
+    @Test("a service is not built from a configuration that cannot work")
+    func serviceValidates() {
+        let error = #expect(throws: ConfigurationError.self) { _ = try ImageService(configuration: .init(maximumConcurrentTransformations: 0)) }
+        #expect(error?.description == "concurrency 0: expected 1 or more")
+    }
+
     @Test("imago serve --help lists every flag and variable, with its default")
     func help() async throws {
         let imago = try ChildProcess("imago", arguments: ["serve", "--help"])
