@@ -91,14 +91,7 @@ extension ServeConfiguration {
         duration("queue-timeout", "Seconds a request may wait for its turns before a 503", \.service.queueTimeout),
         duration("source-timeout", "Seconds a source's whole download may take", \.service.sourceTimeout),
         mebibytes("max-source-size", "MiB a source's body may have", \.service.maximumSourceSize),
-        Setting(
-            flag: "max-pixels", variable: "IMAGO_MAX_PIXELS", valueName: "MEGAPIXELS",
-            summary: "Megapixels a source's header may declare", isRepeatable: false, listSeparator: ",",
-            defaultText: { "\($0.service.maximumPixelCount / 1_000_000)" },
-            apply: { values, configuration throws(ConfigurationError) in
-                configuration.service.maximumPixelCount = try parseNumber(values, as: "a whole number of megapixels", scale: 1_000_000)
-            }
-        ),
+        number("max-pixels", "MEGAPIXELS", "Megapixels a source's header may declare", \.service.maximumPixelCount, scale: 1_000_000, default: nil),
         count("max-frames", "Frames an animated source may have", \.service.maximumFrameCount),
         mebibytes(
             "result-memory", "MiB of encoded answers kept in memory", \.service.resultCacheSize, default: "a fifth of the memory limit, at most 512"),
