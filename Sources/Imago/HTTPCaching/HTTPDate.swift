@@ -45,6 +45,20 @@ package enum HTTPDate {
         return "\(weekday), \(two(day)) \(months[month - 1]) \(year) \(two(clock / 3600)):\(two(clock / 60 % 60)):\(two(clock % 60)) GMT"
     }
 
+    /// Formats `date` as ISO 8601 in UTC with milliseconds
+    /// (`2026-11-25T19:40:09.123Z`), as log lines print it.
+    package static func iso8601(_ date: Date) -> String {
+        let milliseconds = Int((date.timeIntervalSince1970 * 1_000).rounded(.down))
+        let total = milliseconds >= 0 ? milliseconds / 1_000 : (milliseconds - 999) / 1_000
+        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
+        let clock = total - days * 86_400
+        let (year, month, day) = civilDate(daysSince1970: days)
+        let millis = milliseconds - total * 1_000
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+        return "\(year)-\(two(month))-\(two(day))T\(two(clock / 3600)):\(two(clock / 60 % 60)):\(two(clock % 60)).\(fraction)Z"
+    }
+
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 

@@ -1,4 +1,5 @@
 import Foundation
+import Imago
 import Logging
 import Synchronization
 
@@ -47,7 +48,7 @@ public struct LineLogHandler: LogHandler {
 
     /// The line for one event, newline included.
     func line(time: Date, level: Logger.Level, message: String, fields: Logger.Metadata) -> String {
-        let stamp = Self.timestamp(time)
+        let stamp = HTTPDate.iso8601(time)
         let sorted = fields.map { ($0.key, Self.text($0.value)) }.sorted { $0.0 < $1.0 }
         switch format {
         case .text:
@@ -83,19 +84,6 @@ public struct LineLogHandler: LogHandler {
     }
 
     // MARK: Formatting
-
-    /// `2026-11-25T19:40:09.123Z`, without strftime (which reads the time zone's file).
-    static func timestamp(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1_000).rounded(.down))
-        var seconds = time_t(milliseconds / 1_000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let millis = Int(milliseconds % 1_000)
-        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return
-            "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
-    }
 
     static func text(_ value: Logger.Metadata.Value) -> String {
         switch value {

@@ -45,6 +45,8 @@ struct LogLinesTests {
                 "note": "line\nbreak", "path": "/a b\"c", "status": "200", "x=y": "7",
             ])
         #expect(LineLogHandler.jsonString("\u{1}\u{7f}\\") == "\"\\u0001\\u007f\\\\\"")
+        #expect(HTTPDate.iso8601(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
+        #expect(HTTPDate.iso8601(Date(timeIntervalSince1970: 951_782_400.007)) == "2000-02-29T00:00:00.007Z")
     }
 
     @Test("the access line: request id, method, path without the signature, status, bytes, duration, cache outcome, source host")

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoSandbox
 import Testing
 
 /// An executable of this package, built next to the tests, run as a child
@@ -10,18 +11,10 @@ final class ChildProcess: Sendable {
     /// Starts `name` (`ImageHost`, `imago`) with `arguments`, its
     /// environment this process's plus `environment`.
     init(_ name: String, arguments: [String], environment: [String: String] = [:]) throws {
-        let folders = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent(),
-            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent(),
-            Bundle.main.bundleURL.deletingLastPathComponent(),
-        ]
-        let executable = try #require(
-            folders.map { $0.appendingPathComponent(name) }.first { FileManager.default.isExecutableFile(atPath: $0.path) },
-            "\(name) was not built next to the tests"
-        )
+        let executable = try #require(BuiltExecutable.path(name), "\(name) was not built next to the tests")
         process = Process()
         output = Pipe()
-        process.executableURL = executable
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = output

@@ -55,7 +55,7 @@ struct DiskCacheCrashTests {
     )
     func killRepeatedly() throws {
         let folder = TemporaryDirectory("imago-crash")
-        let executable = try #require(Self.tortureExecutable(), "ImagoCacheTorture was not built next to the tests")
+        let executable = try #require(BuiltExecutable.path("ImagoCacheTorture"), "ImagoCacheTorture was not built next to the tests")
         var generator = SeededGenerator(seed: 7)
         var model: [String: Int] = [:]  // key -> version on disk
         var nextVersion = 0
@@ -113,14 +113,6 @@ struct DiskCacheCrashTests {
         case .remove(let key): model[key] = nil
         case .other: break
         }
-    }
-
-    /// The torture executable, built next to the test binary.
-    static func tortureExecutable() -> String? {
-        var folders = [URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()]
-        folders.append(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
-        folders.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        return folders.map { $0.appendingPathComponent("ImagoCacheTorture").path }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 }
 
