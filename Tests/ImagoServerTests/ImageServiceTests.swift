@@ -313,6 +313,47 @@ struct ImageServiceTests {
         try await server.shutdown()
     }
 
+    @Test("an answer is sent before its write to disk lands, served from the pending writes meanwhile; close() waits for the write")
+    func writeBehind() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute(
+            "/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
+        let folder = TemporaryDirectory()
+        let path = Self.path("w:50/f:webp", server.url("/photo.jpg"))
+        let service = Self.service(in: folder)
+        // Every disk thread held: nothing can be written until they are let go. (The
+        // source, fetched once, is only remembered by the source cache's admission:
+        // the request itself needs no disk thread.)
+        let threads = service.pipeline.configuration.diskThreadCount
+        let started = DispatchSemaphore(value: 0)
+        let held = DispatchSemaphore(value: 0)
+        for _ in 0..<threads {
+            service.pipeline.diskThreads.submit(priority: .veryHigh) {
+                started.signal()
+                held.wait()
+            }
+        }
+        for _ in 0..<threads { await Task.detached { started.wait() }.value }
+
+        let first = await service.respond(to: ServiceRequest(path: path))
+        #expect(first.status == 200)
+        let again = await service.respond(to: ServiceRequest(path: path))
+        #expect(again.status == 200 && again.body == first.body)
+        #expect(Self.resultCacheHits(service) == 1, "served from the write pending")
+        #expect(server.requestCount("/photo.jpg") == 1)
+
+        // close() returns once the write has landed: a new service answers from disk.
+        let closed = Task.detached { service.close() }
+        for _ in 0..<threads { held.signal() }
+        await closed.value
+        try await server.shutdown()
+        let after = Self.service(in: folder)
+        let third = await after.respond(to: ServiceRequest(path: path))
+        #expect(third.status == 200 && third.body == first.body && third.headers[.eTag] == first.headers[.eTag])
+        #expect(Self.resultCacheHits(after) == 1, "read from disk, with the source gone")
+        after.close()
+    }
+
     @Test("encoded answers survive a restart: a new service on the same folder answers from disk without the source")
     func resultsOnDisk() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")

@@ -30,7 +30,7 @@ extension ImagePipeline {
         guard request.networkPolicy != .cacheOnly else { throw .notCached(key: request.cacheKey) }
         let fetched = try await sharedData(for: request, revalidating: stale).get()
         if let metadata = fetched.metadata, !fetched.freshness.isStale, request.cachePolicy.write.contains(.disk),
-            let dataCache = configuration.dataCache, fetched.storeClaim.take()
+            let dataCache = configuration.dataCache, fetched.storeClaim.take(), dataCache.admitsData(forKey: DiskKey.data(request.cacheKey))
         {
             await diskThreads.run(priority: request.priority) { [logger] in
                 StoreStage.store(fetched.data, metadata: metadata, forKey: DiskKey.data(request.cacheKey), in: dataCache, logger: logger)

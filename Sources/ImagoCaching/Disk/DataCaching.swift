@@ -29,11 +29,20 @@ public protocol DataCaching: Sendable {
     /// A quick answer that never blocks: `false` only if there is certainly
     /// no entry for `key`, so that a miss costs no trip to an I/O thread.
     func mayContainData(forKey key: String) -> Bool
+
+    /// Whether a store of `key` now would write, answered without I/O:
+    /// `false` when the store's admission policy would only remember the
+    /// key (and it now has), so that such a store costs no trip to an I/O
+    /// thread.
+    func admitsData(forKey key: String) -> Bool
 }
 
 extension DataCaching {
     /// Stores that cannot answer without I/O say "maybe".
     public func mayContainData(forKey key: String) -> Bool { true }
+
+    /// Stores without an admission policy write every store.
+    public func admitsData(forKey key: String) -> Bool { true }
 
     /// Stores without an age limit keep everything: the default removes nothing.
     public func removeExpired() throws(DiskCacheError) {}

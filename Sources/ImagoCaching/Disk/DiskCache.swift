@@ -119,6 +119,18 @@ public final class DiskCache: DataCaching, Sendable {
         return state.tryWithLock { !$0.isClosed && $0.index.record(for: hash) != nil } ?? true
     }
 
+    /// With ``Admission/secondStore(window:)``, `false` for a key seen for
+    /// the first time, which is remembered as if stored.
+    public func admitsData(forKey key: String) -> Bool {
+        let hash = EntryHash(key: key)
+        return state.withLock { !$0.isClosed && Self.admits(hash, &$0) }
+    }
+
+    /// Whether a store of `hash` writes: it has an entry, or the admission lets it in.
+    private static func admits(_ hash: EntryHash, _ state: inout State) -> Bool {
+        state.index.record(for: hash) != nil || state.doorkeeper?.admits(hash.words.0) != false
+    }
+
     public func containsData(forKey key: String) -> Bool {
         let hash = EntryHash(key: key)
         return state.withLock { !$0.isClosed && $0.index.record(for: hash) != nil }
@@ -152,7 +164,7 @@ public final class DiskCache: DataCaching, Sendable {
         }
         let admitted = try state.withLock { state throws(DiskCacheError) in
             guard !state.isClosed else { throw closedError(.store, key: key) }
-            return state.index.record(for: hash) != nil || state.doorkeeper?.admits(hash.words.0) != false
+            return Self.admits(hash, &state)
         }
         guard admitted else { return }
         let temporary = folderPath(hash.shard) + "/.tmp-\(Self.processID)-\(temporaryFileCounter.add(1, ordering: .relaxed).newValue)"

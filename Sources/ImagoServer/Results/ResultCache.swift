@@ -74,24 +74,37 @@ struct ResultKey: Hashable, Sendable, CustomStringConvertible {
 /// With a disk tier, a new answer goes to disk only, and into memory when
 /// it is asked for again: answers asked for once (a crawler, a cold start,
 /// the long tail) neither take memory nor push out the ones in demand.
+/// An answer is sent without waiting for its write: until the write lands
+/// it is served from the writes pending, of which at most
+/// `pendingWriteLimit` wait at once (the next store waits for a place).
 final class ResultCache: Sendable {
     private let memory: MemoryCache<ResultKey, EncodedResult>
     private let disk: DiskCache?
     /// Where the disk tier's blocking reads and writes run.
     private let diskThreads: PriorityThreadPool
     private let inFlight = CoalescingPool<ResultKey, EncodedResult, ServiceError>()
+    /// Answers on their way to disk, each written by one job at a time
+    /// (`version` tells the job whether a newer answer came meanwhile).
+    private let pending = Locked<[ResultKey: (result: EncodedResult, version: Int)]>([:])
+    private let pendingPlaces: WeightedSemaphore
+    /// Held by every write not yet done, so that ``close()`` can wait for them.
+    private let writes = DispatchGroup()
     let lifetime: Duration
+
+    static let pendingWriteLimit = 64
 
     init(costLimit: Int, lifetime: Duration, disk: DiskCache?, diskThreads: PriorityThreadPool) {
         memory = MemoryCache(configuration: .init(costLimit: costLimit))
         self.disk = disk
         self.diskThreads = diskThreads
         self.lifetime = lifetime
+        pendingPlaces = WeightedSemaphore(capacity: Self.pendingWriteLimit)
     }
 
     /// The answer kept for `key`, expired or not: from memory, else from disk.
     func cached(_ key: ResultKey) async -> EncodedResult? {
         if let result = memory.value(forKey: key) { return result }
+        if let result = pending.withLock({ $0[key]?.result }) { return result }
         guard let disk, disk.mayContainData(forKey: key.diskKey) else { return nil }
         let stored = await diskThreads.run { disk.cachedData(forKey: key.diskKey) }
         guard let stored, let result = EncodedResult(stored) else { return nil }
@@ -115,19 +128,44 @@ final class ResultCache: Sendable {
         return try outcome.get()
     }
 
-    /// Keeps `result` for `key`: on disk, and in memory when there is no
-    /// disk tier or an older answer is there.
+    /// Keeps `result` for `key`: in memory when there is no disk tier or an
+    /// older answer is there, and on disk, written after this returns.
     func store(_ result: EncodedResult, forKey key: ResultKey) async {
         if disk == nil || memory.value(forKey: key) != nil {
             memory.set(result, forKey: key, cost: result.bytes.readableBytes)
         }
         guard let disk else { return }
-        // A failed store (a full disk) only costs a later transformation.
-        await diskThreads.run { try? disk.storeData(Data(result.bytes.readableBytesView), metadata: result.storedMetadata, forKey: key.diskKey) }
+        // Waits for a place while the disk is behind; none if the work was cancelled meanwhile.
+        guard let place = await pendingPlaces.acquire() else { return }
+        let isWriting = pending.withLock { pending in
+            let writing = pending[key]
+            pending[key] = (result, (writing?.version ?? 0) + 1)
+            return writing != nil
+        }
+        // A job already writing this key writes the newer answer next.
+        guard !isWriting else { return pendingPlaces.release(place) }
+        writes.enter()
+        diskThreads.submit(priority: .normal) { [pending, pendingPlaces, writes] in
+            while let next = pending.withLock({ $0[key] }) {
+                // A failed store (a full disk) only costs a later transformation.
+                try? disk.storeData(Data(next.result.bytes.readableBytesView), metadata: next.result.storedMetadata, forKey: key.diskKey)
+                let done = pending.withLock { pending in
+                    guard pending[key]?.version == next.version else { return false }
+                    pending[key] = nil
+                    return true
+                }
+                if done { break }
+            }
+            pendingPlaces.release(place)
+            writes.leave()
+        }
     }
 
-    /// Closes the disk tier, saving its index snapshot.
-    func close() { disk?.close() }
+    /// Waits for the writes pending, then closes the disk tier, saving its index snapshot.
+    func close() {
+        writes.wait()
+        disk?.close()
+    }
 
     var count: Int { memory.totalCount }
 }

@@ -118,6 +118,20 @@ struct DiskCacheTests {
         #expect(throws: DiskCacheError.self) { try cache.storeData(Data(), metadata: Data(), forKey: "h") }
     }
 
+    @Test("admitsData answers without I/O what a store would do: false (and remembered) for a first sighting, true for the second and for a stored key")
+    func admitsDataAsked() throws {
+        let cache = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil, admission: .secondStore(window: 8)))
+        #expect(!cache.admitsData(forKey: "a"))
+        #expect(cache.admitsData(forKey: "a"), "asked once, the key is remembered")
+        try cache.storeData(Data("a".utf8), metadata: Data(), forKey: "a")
+        #expect(cache.cachedData(forKey: "a") != nil, "the store after an admitting answer writes")
+        #expect(cache.admitsData(forKey: "a"))
+        let always = try DiskCache(path: folder.appending("always"), configuration: .init(maintenanceInterval: nil))
+        #expect(always.admitsData(forKey: "b"))
+        cache.close()
+        #expect(!cache.admitsData(forKey: "c"), "a closed cache admits nothing")
+    }
+
     @Test("an entry larger than the whole limit is refused with a typed error")
     func entryTooLarge() throws {
         let cache = try open(sizeLimit: 1000)
