@@ -118,7 +118,9 @@ struct DiskCacheTests {
         #expect(throws: DiskCacheError.self) { try cache.storeData(Data(), metadata: Data(), forKey: "h") }
     }
 
-    @Test("admitsData answers without I/O what a store would do: false (and remembered) for a first sighting, true for the second and for a stored key")
+    @Test(
+        "admitsData answers without I/O what a store would do: false (and remembered) for a first sighting, true for the second and for a stored key"
+    )
     func admitsDataAsked() throws {
         let cache = try DiskCache(path: folder.path, configuration: .init(maintenanceInterval: nil, admission: .secondStore(window: 8)))
         #expect(!cache.admitsData(forKey: "a"))
