@@ -15,8 +15,10 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A numeric address in its standard spelling only (dotted quad, or
-    /// IPv6 text): the forms a policy is written in. Host names in URLs are
-    /// never read with this: they are resolved, whatever their spelling.
+    /// IPv6 text): the forms a policy is written in. A URL's host in this
+    /// spelling is taken as it is (it resolves to itself); in any other
+    /// (`2130706433`, `0x7f.1`, `127.1`) it is resolved, and the addresses
+    /// it resolves to are checked.
     public init?(_ text: String) {
         var v4 = in_addr()
         var v6 = in6_addr()

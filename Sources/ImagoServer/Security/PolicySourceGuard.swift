@@ -25,7 +25,10 @@ public struct PolicySourceGuard: SourceGuard {
         guard let host = url.host else { throw DataLoadingError(.invalidURL, url: url) }
         // URL keeps the brackets of an IPv6 literal in some spellings.
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        let addresses = await Self.resolve(bare)
+        // An address in its standard spelling is what it resolves to: no trip
+        // to the resolver's threads. Every other spelling, and every name, is resolved.
+        let addresses: [IPAddress]
+        if let literal = IPAddress(bare) { addresses = [literal] } else { addresses = await Self.resolve(bare) }
         if let refusal = policy.refusal(for: addresses, host: bare) {
             if case .unresolvable = refusal { throw DataLoadingError(.network, url: url, underlying: refusal) }
             throw DataLoadingError(.refused(refusal.description), url: url, underlying: refusal)
