@@ -50,6 +50,8 @@ let package = Package(
         ),
         // Prints the hit ratios of the eviction policies: a ratio, not a timing.
         .executableTarget(name: "HitRatio", dependencies: ["CacheWorkloads"]),
+        // The CPU time of a bare download of thumbor-compare.sh's sources.
+        .executableTarget(name: "BareFetch", dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")]),
         // Prints cold-load and disk-hit throughput of the pipeline next to a
         // bare AsyncHTTPClient loop and direct decoding, in one run.
         .executableTarget(
