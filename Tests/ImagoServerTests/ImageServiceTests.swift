@@ -34,6 +34,14 @@ struct ImageServiceTests {
 
     static let cacheable: HTTPFields = [.cacheControl: "max-age=3600"]
 
+    /// A source server with a cacheable 200x150 JPEG at /photo.jpg, and the unsigned path of its 50 px WebP.
+    static func cacheablePhoto() async throws -> (server: TestImageServer, path: String) {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute(
+            "/photo.jpg", .init(headers: cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
+        return (server, path("w:50/f:webp", server.url("/photo.jpg")))
+    }
+
     static func path(_ options: String, _ source: URL, signature: String = "unsafe") -> String {
         let rest = "/" + (options.isEmpty ? "" : options + "/") + URLSigning.base64URL(Array(source.absoluteString.utf8))
         return "/" + (signature == "sign" ? signing.signature(for: rest) : signature) + rest
@@ -315,11 +323,8 @@ struct ImageServiceTests {
 
     @Test("an answer is sent before its write to disk lands, served from the pending writes meanwhile; close() waits for the write")
     func writeBehind() async throws {
-        let server = try await TestImageServer.start(host: "127.0.0.2")
-        server.setRoute(
-            "/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
+        let (server, path) = try await Self.cacheablePhoto()
         let folder = TemporaryDirectory()
-        let path = Self.path("w:50/f:webp", server.url("/photo.jpg"))
         let service = Self.service(in: folder)
         // Every disk thread held: nothing can be written until they are let go. (The
         // source, fetched once, is only remembered by the source cache's admission:
@@ -356,11 +361,8 @@ struct ImageServiceTests {
 
     @Test("encoded answers survive a restart: a new service on the same folder answers from disk without the source")
     func resultsOnDisk() async throws {
-        let server = try await TestImageServer.start(host: "127.0.0.2")
-        server.setRoute(
-            "/photo.jpg", .init(headers: Self.cacheable, body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 200, height: 150))))
+        let (server, path) = try await Self.cacheablePhoto()
         let folder = TemporaryDirectory()
-        let path = Self.path("w:50/f:webp", server.url("/photo.jpg"))
         let before = Self.service(in: folder)
         let first = await before.respond(to: ServiceRequest(path: path))
         #expect(first.status == 200)
