@@ -36,12 +36,8 @@ package enum HTTPDate {
 
     /// Formats `date` as an IMF-fixdate, the form servers must send.
     package static func format(_ date: Date) -> String {
-        let total = Int(date.timeIntervalSince1970.rounded(.down))
-        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
-        let clock = total - days * 86_400
-        let (year, month, day) = civilDate(daysSince1970: days)
+        let (days, year, month, day, clock) = calendar(second: Int(date.timeIntervalSince1970.rounded(.down)))
         let weekday = weekdays[((days % 7) + 10) % 7]  // 1970-01-01 was a Thursday (index 3)
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(weekday), \(two(day)) \(months[month - 1]) \(year) \(two(clock / 3600)):\(two(clock / 60 % 60)):\(two(clock % 60)) GMT"
     }
 
@@ -50,14 +46,20 @@ package enum HTTPDate {
     package static func iso8601(_ date: Date) -> String {
         let milliseconds = Int((date.timeIntervalSince1970 * 1_000).rounded(.down))
         let total = milliseconds >= 0 ? milliseconds / 1_000 : (milliseconds - 999) / 1_000
-        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
-        let clock = total - days * 86_400
-        let (year, month, day) = civilDate(daysSince1970: days)
+        let (_, year, month, day, clock) = calendar(second: total)
         let millis = milliseconds - total * 1_000
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
         return "\(year)-\(two(month))-\(two(day))T\(two(clock / 3600)):\(two(clock / 60 % 60)):\(two(clock % 60)).\(fraction)Z"
     }
+
+    /// The day (since 1970), its civil date and the second within it, of a second since 1970.
+    private static func calendar(second total: Int) -> (days: Int, year: Int, month: Int, day: Int, clock: Int) {
+        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
+        let (year, month, day) = civilDate(daysSince1970: days)
+        return (days, year, month, day, total - days * 86_400)
+    }
+
+    private static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
