@@ -7,7 +7,11 @@ struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
         abstract: "Load images by URL through the pipeline and print one line per URL.",
-        discussion: "Exits with 1 if any URL failed, 2 if the cache folder cannot be used."
+        discussion: """
+            With --headers, the bytes are loaded as they are (any status, not decoded) and each answer's \
+            fields are printed below its line: a stored answer's show what the cache kept and its Age.
+            Exits with 1 if any URL failed, 2 if the cache folder cannot be used.
+            """
     )
 
     @Argument(help: "The image URLs to load.")
@@ -20,6 +24,26 @@ struct FetchCommand: AsyncParsableCommand {
 
     @Option(help: "How to use the cache: use (HTTP rules), reload, offline (cache only), revalidate.")
     var network: NetworkOption = .use
+
+    @Flag(help: "Load the bytes without decoding them and print the status and fields of each answer.")
+    var headers = false
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A request field, as \"Name: value\" (repeatable).")
+    var requestFields: [String] = []
+
+    /// The request fields given with --header.
+    private var fields: HTTPFields {
+        get throws {
+            var fields = HTTPFields()
+            for line in requestFields {
+                guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else {
+                    throw ValidationError("--header \"\(line)\" is not \"Name: value\"")
+                }
+                fields.append(HTTPField(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            }
+            return fields
+        }
+    }
 
     enum NetworkOption: String, ExpressibleByArgument, CaseIterable {
         case use, reload, offline, revalidate
@@ -37,6 +61,7 @@ struct FetchCommand: AsyncParsableCommand {
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
         guard size >= 0 else { throw ValidationError("--size cannot be negative") }
+        _ = try fields
     }
 
     func run() async throws {
@@ -45,6 +70,7 @@ struct FetchCommand: AsyncParsableCommand {
         let pipeline = ImagePipeline(configuration: .init(dataCache: disk))
         let progress = ProgressBar(label: "fetching", total: urls.count)
         let targetSize = size > 0 ? ImageSize(width: size, height: size) : nil
+        let fields = try fields
 
         let lines = await withTaskGroup(of: (Int, String, Bool).self) { group in
             for (index, string) in urls.enumerated() {
@@ -54,7 +80,8 @@ struct FetchCommand: AsyncParsableCommand {
                         return (index, "\(string)  invalid URL", false)
                     }
                     do {
-                        let request = ImageRequest(url: url, networkPolicy: network.policy, targetSize: targetSize)
+                        let request = ImageRequest(url: url, headers: fields, networkPolicy: network.policy, targetSize: targetSize)
+                        if headers { return (index, try await Self.describeData(string, try await pipeline.data(for: request)), true) }
                         let response = try await pipeline.image(for: request)
                         let image = response.image
                         let bytes = response.dataCount.map { formatBytes($0) } ?? "-"
@@ -84,6 +111,13 @@ struct FetchCommand: AsyncParsableCommand {
         if lines.contains(where: { !$0.2 }) { throw ExitCode(ExitStatus.partialFailure) }
     }
 
+    /// The answer's line (status, size, source) and its fields, one per line.
+    static func describeData(_ url: String, _ response: DataResponse) async throws -> String {
+        let source = "\(response.source)" + describe(response.freshness)
+        let fields = response.headers.map { "  \($0.name): \($0.value)" }
+        return (["\(url)  \(response.statusCode)  \(formatBytes(response.data.count))  from \(source)"] + fields).joined(separator: "\n")
+    }
+
     /// " (revalidated)", " (stale: ...)", or nothing for a fresh image.
     static func describe(_ freshness: ImageResponse.Freshness) -> String {
         switch freshness {
@@ -92,6 +126,7 @@ struct FetchCommand: AsyncParsableCommand {
         case .stale(.revalidatingInBackground): " (stale, refreshing in the background)"
         case .stale(.networkFailed(let error)): " (stale: \(error))"
         case .stale(.cacheOnly): " (stale, offline)"
+        case .stale(.acceptedByRequest): " (stale, accepted by the request's max-stale)"
         }
     }
 }

@@ -6,6 +6,8 @@ enum CacheVerdict: Sendable, Equatable {
     case fresh
     /// Stale, but within `stale-while-revalidate`: serve it and refresh it in the background.
     case staleWhileRevalidate
+    /// Stale, but within the request's `max-stale`: serve it as it is.
+    case staleAccepted
     /// Stale (or `no-cache`): validate it with the server before using it.
     case stale
 }
@@ -18,9 +20,18 @@ struct HTTPFreshness: Sendable, Equatable {
     var age: Double
     var cacheControl: CacheControl
 
-    var verdict: CacheVerdict {
-        if cacheControl.noCache { return .stale }
+    var verdict: CacheVerdict { verdict(for: nil) }
+
+    /// The verdict for a request with these directives (RFC 9111 §5.2.1):
+    /// its `no-cache`, `max-age` and `min-fresh` ask for more than the
+    /// response's own freshness, its `max-stale` accepts a stale response
+    /// that does not say `must-revalidate`.
+    func verdict(for request: CacheControl?) -> CacheVerdict {
+        if cacheControl.noCache || request?.noCache == true { return .stale }
+        if let maxAge = request?.maxAge, age > Double(maxAge) { return .stale }
+        if let minFresh = request?.minFresh, lifetime - age < Double(minFresh) { return .stale }
         if age < lifetime { return .fresh }
+        if !cacheControl.mustRevalidate, let maxStale = request?.maxStale, age - lifetime <= Double(maxStale) { return .staleAccepted }
         if !cacheControl.mustRevalidate, let window = cacheControl.staleWhileRevalidate, age < lifetime + Double(window) {
             return .staleWhileRevalidate
         }
@@ -46,33 +57,48 @@ extension HTTPCacheMetadata {
         let cacheControl = cacheControl
         let date = headers.first(.date).flatMap(HTTPDate.parse) ?? responseTime
         return HTTPFreshness(
-            lifetime: lifetime(cacheControl, date: date, maximumHeuristicLifetime: maximumHeuristicLifetime),
+            lifetime: explicitLifetime(cacheControl, date: date) ?? heuristicLifetime(cacheControl, date: date, cap: maximumHeuristicLifetime),
             age: age(date: date, now: now),
             cacheControl: cacheControl
         )
     }
 
-    /// RFC 9111 §4.2.1: max-age, else Expires minus Date (an invalid Expires
-    /// means already expired), else the heuristic, else zero.
-    private func lifetime(_ cacheControl: CacheControl, date: Date, maximumHeuristicLifetime: Double) -> Double {
+    /// RFC 9111 §4.2.1: max-age, else Expires minus Date; `nil` if the
+    /// response has neither. An invalid Expires, or more than one, means
+    /// already expired (§5.3).
+    func explicitLifetime(_ cacheControl: CacheControl, date: Date) -> Double? {
         if let maxAge = cacheControl.maxAge { return Double(maxAge) }
-        if let expires = headers.first(.expires) {
-            guard let expiry = HTTPDate.parse(expires) else { return 0 }
-            return max(0, expiry.timeIntervalSince(date))
-        }
-        if let lastModified = lastModified.flatMap(HTTPDate.parse) {
-            return min(max(0, date.timeIntervalSince(lastModified)) / 10, maximumHeuristicLifetime)
-        }
-        return 0
+        let expires = headers[values: .expires]
+        guard !expires.isEmpty else { return nil }
+        guard expires.count == 1, let expiry = HTTPDate.parse(expires[0]) else { return 0 }
+        return max(0, expiry.timeIntervalSince(date))
+    }
+
+    /// RFC 9111 §4.2.2: 10% of the time since Last-Modified, for a status
+    /// that allows a heuristic (or a response marked public or private).
+    private func heuristicLifetime(_ cacheControl: CacheControl, date: Date, cap: Double) -> Double {
+        guard Self.heuristicallyCacheable.contains(statusCode) || cacheControl.isPublicOrPrivate,
+            let lastModified = lastModified.flatMap(HTTPDate.parse)
+        else { return 0 }
+        return min(max(0, date.timeIntervalSince(lastModified)) / 10, cap)
     }
 
     /// RFC 9111 §4.2.3: the larger of the apparent age and the Age field
     /// corrected by the response delay, plus the time spent in this cache.
     private func age(date: Date, now: Date) -> Double {
         let apparentAge = max(0, responseTime.timeIntervalSince(date))
-        let ageValue = headers.first(.age).flatMap { Double($0.trimmingASCIISpaces()) }.map { max(0, $0) } ?? 0
         let responseDelay = responseTime.timeIntervalSince(requestTime)
-        let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
+        let correctedInitialAge = max(apparentAge, (Self.ageValue(headers) ?? 0) + responseDelay)
         return correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
+    }
+
+    /// The Age field (RFC 9111 §5.1): the first value of the first field
+    /// line, if it is delta-seconds (capped at 2^31); `nil` for anything
+    /// else (`7200.0`, `-1`, `7200;x=1`), which is ignored.
+    static func ageValue(_ headers: HTTPFields) -> Double? {
+        guard let line = headers.first(.age) else { return nil }
+        let first = line.prefix { $0 != "," }.trimmingASCIISpaces()
+        guard !first.isEmpty, first.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return first.count > 10 ? Double(1 << 31) : min(Double(first) ?? 0, Double(1 << 31))
     }
 }

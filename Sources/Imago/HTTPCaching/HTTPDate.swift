@@ -4,34 +4,113 @@ import Foundation
 /// which costs microseconds per call and depends on the locale: a disk hit
 /// parses up to four of them.
 package enum HTTPDate {
-    /// Parses the preferred IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") and
-    /// the two obsolete forms (RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT" and
-    /// asctime "Sun Nov  6 08:49:37 1994"). `nil` for anything else, which
-    /// callers treat as a date in the past where the RFC says so.
+    /// Parses an HTTP date as RFC 9110 §5.6.7 writes it and browsers read
+    /// it: the IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") and the two
+    /// obsolete forms (RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT" and asctime
+    /// "Sun Nov  6 08:49:37 1994"), names in any letter case, surrounding
+    /// spaces and tabs ignored. Anything else is `nil`: another time zone,
+    /// a two-digit year or dashes in the IMF form, a missing comma, doubled
+    /// spaces, a one-digit hour, a day the month does not have. Callers
+    /// treat `nil` as a date in the past where the RFC says so.
     package static func parse(_ text: String) -> Date? {
-        let fields = text.utf8.split(whereSeparator: { $0 == 0x20 || $0 == 0x2C || $0 == 0x2D || $0 == 0x3A })
-        guard fields.count >= 7 else { return nil }
-        let day: Int?
-        let month: Int?
-        let year: Int?
-        let clock: Int?
-        if let asctimeMonth = monthNumber(fields[1]) {
-            // asctime: weekday month day hh mm ss yyyy
-            month = asctimeMonth
-            day = number(fields[2])
-            clock = seconds(fields[3], fields[4], fields[5])
-            year = number(fields[6])
-        } else {
-            // IMF-fixdate and RFC 850: weekday day month year hh mm ss GMT
-            guard fields.count >= 8, String(decoding: fields[7], as: UTF8.self) == "GMT" else { return nil }
-            day = number(fields[1])
-            month = monthNumber(fields[2])
-            year = number(fields[3]).map { $0 < 100 ? ($0 < 70 ? 2000 + $0 : 1900 + $0) : $0 }
-            clock = seconds(fields[4], fields[5], fields[6])
+        var text = text
+        return text.withUTF8 { all in
+            let isSpace = { (byte: UInt8) in byte == space || byte == tab }
+            guard let first = all.firstIndex(where: { !isSpace($0) }), let last = all.lastIndex(where: { !isSpace($0) }) else { return nil }
+            return parse(UnsafeBufferPointer(rebasing: all[first...last]))
         }
-        guard let day, let month, let year, let clock, (1...31).contains(day), (1...9999).contains(year) else { return nil }
-        let seconds = daysSince1970(year: year, month: month, day: day) * 86_400 + clock
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        let fields: (year: Int, month: Int, day: Int, clock: Int)?
+        if bytes.count == 29 {
+            fields = imfFixdate(bytes)
+        } else if bytes.count == 24 {
+            fields = asctime(bytes)
+        } else {
+            fields = rfc850(bytes)
+        }
+        guard let (year, month, day, clock) = fields, (1...daysIn(month: month, year: year)).contains(day) else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(daysSince1970(year: year, month: month, day: day) * 86_400 + clock))
+    }
+
+    /// "Sun, 06 Nov 1994 08:49:37 GMT"
+    private static func imfFixdate(_ b: UnsafeBufferPointer<UInt8>) -> (Int, Int, Int, Int)? {
+        guard weekdays.firstIndex(where: { matches(b[0..<3], $0) }) != nil, b[3] == comma, b[4] == space, b[7] == space, b[11] == space,
+            b[16] == space, b[25] == space, matches(b[26..<29], "gmt"),
+            let day = digits(b[5..<7]), let month = monthNumber(b[8..<11]), let year = digits(b[12..<16]), let clock = clock(b[17..<25])
+        else { return nil }
+        return (year, month, day, clock)
+    }
+
+    /// "Sun Nov  6 08:49:37 1994" (the day as two digits or a space and one).
+    private static func asctime(_ b: UnsafeBufferPointer<UInt8>) -> (Int, Int, Int, Int)? {
+        guard weekdays.firstIndex(where: { matches(b[0..<3], $0) }) != nil, b[3] == space, b[7] == space, b[10] == space, b[19] == space,
+            let month = monthNumber(b[4..<7]), let day = b[8] == space ? digits(b[9..<10]) : digits(b[8..<10]),
+            let clock = clock(b[11..<19]), let year = digits(b[20..<24])
+        else { return nil }
+        return (year, month, day, clock)
+    }
+
+    /// "Sunday, 06-Nov-94 08:49:37 GMT": a two-digit year more than 50
+    /// years ahead of this one is taken from the century before (RFC 9110 §5.6.7).
+    private static func rfc850(_ b: UnsafeBufferPointer<UInt8>) -> (Int, Int, Int, Int)? {
+        guard let comma = b.firstIndex(of: comma), b.count == comma + 24,
+            longWeekdays.contains(where: { matches(b[0..<comma], $0) }), b[comma + 1] == space, b[comma + 4] == dash,
+            b[comma + 8] == dash, b[comma + 11] == space, b[comma + 20] == space, matches(b[(comma + 21)...], "gmt"),
+            let day = digits(b[(comma + 2)..<(comma + 4)]), let month = monthNumber(b[(comma + 5)..<(comma + 8)]),
+            let shortYear = digits(b[(comma + 9)..<(comma + 11)]), let clock = clock(b[(comma + 12)..<(comma + 20)])
+        else { return nil }
+        let thisYear = civilDate(daysSince1970: Int(Date().timeIntervalSince1970) / 86_400).year
+        var year = thisYear - thisYear % 100 + shortYear
+        if year > thisYear + 50 { year -= 100 }
+        return (year, month, day, clock)
+    }
+
+    private static let space = UInt8(ascii: " ")
+    private static let tab = UInt8(ascii: "\t")
+    private static let comma = UInt8(ascii: ",")
+    private static let dash = UInt8(ascii: "-")
+
+    /// "08:49:37" as seconds into the day (a leap second counts as 59).
+    private static func clock(_ b: Bytes) -> Int? {
+        let start = b.startIndex
+        guard b[start + 2] == UInt8(ascii: ":"), b[start + 5] == UInt8(ascii: ":"),
+            let h = digits(b[start..<(start + 2)]), let m = digits(b[(start + 3)..<(start + 5)]), let s = digits(b[(start + 6)..<(start + 8)]),
+            h < 24, m < 60, s <= 60
+        else { return nil }
+        return h * 3600 + m * 60 + min(s, 59)
+    }
+
+    private static func digits(_ b: Bytes) -> Int? {
+        var value = 0
+        for byte in b {
+            guard (0x30...0x39).contains(byte) else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        return value
+    }
+
+    /// Whether `b` spells the letters of `name` in any letter case.
+    private static func matches(_ b: Bytes, _ name: String) -> Bool {
+        b.count == name.utf8.count
+            && zip(b, name.utf8).allSatisfy { byte, letter in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) && byte | 0x20 == letter | 0x20
+            }
+    }
+
+    private static func monthNumber(_ b: Bytes) -> Int? {
+        months.firstIndex { matches(b, $0) }.map { $0 + 1 }
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Formats `date` as an IMF-fixdate, the form servers must send.
@@ -63,29 +142,7 @@ package enum HTTPDate {
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-
-    private static func monthNumber(_ field: Substring.UTF8View) -> Int? {
-        guard field.count == 3 else { return nil }
-        let name = String(decoding: field, as: UTF8.self)
-        return months.firstIndex(of: name).map { $0 + 1 }
-    }
-
-    private static func number(_ field: Substring.UTF8View) -> Int? {
-        guard !field.isEmpty, field.count <= 4 else { return nil }
-        var value = 0
-        for byte in field {
-            guard (0x30...0x39).contains(byte) else { return nil }
-            value = value * 10 + Int(byte - 0x30)
-        }
-        return value
-    }
-
-    private static func seconds(_ hours: Substring.UTF8View, _ minutes: Substring.UTF8View, _ seconds: Substring.UTF8View) -> Int? {
-        guard let h = number(hours), let m = number(minutes), let s = number(seconds),
-            h < 24, m < 60, s <= 60
-        else { return nil }
-        return h * 3600 + m * 60 + min(s, 59)
-    }
+    private static let longWeekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
     /// Days from 1970-01-01 to a proleptic Gregorian date: count from March,
     /// so that the leap day falls at the end of the counted year.

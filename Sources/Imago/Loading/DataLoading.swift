@@ -7,9 +7,13 @@ import Foundation
 /// gone. Implementations must stop promptly on task cancellation and throw
 /// ``DataLoadingError`` with code ``DataLoadingError/Code/cancelled``.
 ///
-/// Error statuses are thrown as ``DataLoadingError/Code/httpStatus(_:)``,
-/// except 304 Not Modified, which is returned as a response with an empty
-/// body: the pipeline sends conditional requests to revalidate its disk cache.
+/// Return every final response, whatever its status, with its body: the
+/// pipeline retries temporary statuses (503, 429, ...), stores the statuses
+/// HTTP lets a cache store, answers ``ImagePipeline/data(for:)`` with them,
+/// and fails an image for anything but a 200 or 203. A 304 Not Modified
+/// (to the pipeline's conditional requests) has an empty body. A loader may
+/// also throw ``DataLoadingError/Code/httpStatus(_:)``; then no body or
+/// fields reach the caller.
 public protocol DataLoading: Sendable {
     /// Loads the body of `request`, reporting progress as bytes arrive.
     func loadData(
@@ -36,7 +40,7 @@ public struct DataRequest: Sendable, Hashable {
 public struct DataLoadingResponse: Sendable {
     /// The body.
     public var data: Data
-    /// The HTTP status code (2xx, or 304 for a conditional request; 206 for a range).
+    /// The HTTP status code: any final status (304 for a conditional request, 206 for a range).
     public var statusCode: Int
     /// The response fields, in order.
     public var headers: HTTPFields
@@ -78,7 +82,7 @@ public struct DataLoadingError: Error, Sendable, CustomStringConvertible {
     public enum Code: Sendable, Equatable {
         /// The URL cannot be loaded (no host, unsupported scheme).
         case invalidURL
-        /// The server answered with a status of 400 or more (or a 3xx that was not followed).
+        /// The server answered with this status where a successful one was needed.
         case httpStatus(Int)
         /// The body is larger than the loader's response-size limit.
         case responseTooLarge(limit: Int)

@@ -7,9 +7,10 @@ import NIOHTTPCompression
 /// Loads data over HTTP(S) with AsyncHTTPClient: one client (and connection
 /// pool) per loader, bounded redirects, timeouts, and a response-size limit
 /// enforced before and while the body arrives. It asks for gzip or deflate
-/// (never for a Range request) and inflates within the same limit. A failed
-/// load carries what arrived of a 200 or 206 body
-/// (``DataLoadingError/partial``) and the server's Retry-After.
+/// (never for a Range request) and inflates within the same limit; an
+/// inflated body comes without the Content-Encoding and Content-Length that
+/// described it as sent. A failed load carries what arrived of a 200 or 206
+/// body (``DataLoadingError/partial``).
 ///
 /// ```swift
 /// let loader = HTTPDataLoader(configuration: .init(maximumResponseSize: 10 << 20))
@@ -18,9 +19,9 @@ import NIOHTTPCompression
 /// try await loader.shutdown()
 /// ```
 ///
-/// Status codes outside 200-299 are errors, and their bodies are never read
-/// beyond what the connection needs, so an error page cannot be cached. A 304
-/// (the answer to a conditional request) is returned as a response.
+/// Every final response is returned, whatever its status, with its body
+/// (a 404 page, a 503's Retry-After): the pipeline decides what is an error.
+/// With ``Configuration/maximumRedirects`` at 0 a redirect is returned too.
 public final class HTTPDataLoader: DataLoading {
     /// A loader with the default configuration, shared by pipelines that do
     /// not name one. It lives as long as the process and is never shut down.
@@ -46,7 +47,8 @@ public final class HTTPDataLoader: DataLoading {
     /// pinned client) redirects come back to the loader, which checks each.
     private static func clientConfiguration(_ configuration: Configuration, dnsOverride: [String: String]?) -> HTTPClient.Configuration {
         var clientConfiguration = HTTPClient.Configuration(
-            redirectConfiguration: dnsOverride == nil ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow,
+            redirectConfiguration: dnsOverride == nil && configuration.maximumRedirects > 0
+                ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow,
             timeout: .init(connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.readTimeout)),
             // The limit applies to the inflated size: a small gzip body that
             // inflates past the response-size limit is refused as it inflates.
@@ -98,7 +100,7 @@ public final class HTTPDataLoader: DataLoading {
             var hop = url
             var headers = request.headers
             var visited: Set<String> = []
-            for _ in 0...max(0, configuration.maximumRedirects) {
+            for redirects in 0...max(0, configuration.maximumRedirects) {
                 guard visited.insert(hop.absoluteString).inserted, let host = hop.host else {
                     throw DataLoadingError(.tooManyRedirects, url: hop)
                 }
@@ -108,7 +110,9 @@ public final class HTTPDataLoader: DataLoading {
                 let received = ResponseCollector(url: hop, configuration: configuration, progress: progress)
                 collector = received
                 try await run(client, httpRequest(hop, headers), into: received, deadline: deadline)
-                guard let next = try redirect(from: received) else { return try answer(from: received) }
+                // Without redirects to follow, a redirect is the answer.
+                guard configuration.maximumRedirects > 0, let next = try redirect(from: received) else { return try answer(from: received) }
+                guard redirects < configuration.maximumRedirects else { break }
                 if next.scheme != hop.scheme || next.host != hop.host || next.port != hop.port {
                     headers.removeAll { [.authorization, .cookie, .proxyAuthorization].contains($0.name) }
                 }
@@ -135,28 +139,18 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     /// Runs `request` with `collector` receiving it; cancelling the calling
-    /// task cancels the request. A status whose body is not read ends
-    /// here without an error: the collector holds its head.
+    /// task cancels the request.
     private func run(_ client: HTTPClient, _ request: HTTPClient.Request, into collector: ResponseCollector, deadline: NIODeadline) async throws {
         let task = client.execute(request: request, delegate: collector, deadline: deadline)
-        do {
-            try await withTaskCancellationHandler {
-                try await task.futureResult.get()
-            } onCancel: {
-                task.cancel()
-            }
-        } catch is ResponseCollector.Unread {
-            return
+        try await withTaskCancellationHandler {
+            try await task.futureResult.get()
+        } onCancel: {
+            task.cancel()
         }
     }
 
-    /// The whole response, or the error its status stands for.
+    /// The whole response, whatever its status.
     private func answer(from collector: ResponseCollector) throws -> DataLoadingResponse {
-        guard let head = collector.head else { throw DataLoadingError(.network, url: collector.url) }
-        guard head.status.code == 304 || (200..<300).contains(head.status.code) else {
-            let retryAfter = head.headers.first(name: "Retry-After").flatMap(Self.retryAfter)
-            throw DataLoadingError(.httpStatus(Int(head.status.code)), url: collector.url, retryAfter: retryAfter)
-        }
         guard let response = try collector.response() else { throw DataLoadingError(.network, url: collector.url) }
         return response
     }
@@ -173,14 +167,6 @@ public final class HTTPDataLoader: DataLoading {
             throw DataLoadingError(.invalidURL, url: next)
         }
         return next
-    }
-
-    /// A Retry-After value (RFC 9110 §10.2.3): delay-seconds or an HTTP date.
-    static func retryAfter(_ value: String) -> Duration? {
-        let text = value.trimmingASCIISpaces()
-        if let seconds = Int(text) { return .seconds(max(0, min(seconds, 1 << 31))) }
-        guard let date = HTTPDate.parse(String(text)) else { return nil }
-        return .milliseconds(max(0, Int(min(date.timeIntervalSinceNow, Double(1 << 31)) * 1000)))
     }
 
     /// Sorts an HTTP stack error into a loading error code.

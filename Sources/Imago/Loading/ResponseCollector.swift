@@ -13,15 +13,10 @@ import NIOHTTP1
 /// A body announced at 64 KiB or more is copied into memory from the
 /// ``BodyBufferPool``, which earlier bodies have already faulted in.
 /// A body of unknown length past the spill threshold goes to a
-/// ``SpillFile``; then reading waits for each write. Only 2xx bodies are
-/// read: for any other status the head is kept and the request is stopped
-/// with ``Unread``.
+/// ``SpillFile``; then reading waits for each write. Bodies of every status
+/// are read, within the same limits.
 final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
     typealias Response = Void
-
-    /// Thrown into the request when the body of a status other than 2xx is
-    /// not wanted; the loader then answers from ``head``.
-    struct Unread: Error {}
 
     private struct State {
         var head: HTTPResponseHead?
@@ -85,9 +80,15 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
         if let expected = received.expected, Int64(received.count) != expected {
             throw DataLoadingError(.network, url: received.url, underlying: ShortBody(expected: expected, received: received.count))
         }
+        var headers = HTTPFields(head.headers)
+        if let coding = headers.first(.contentEncoding)?.lowercased(), coding == "gzip" || coding == "deflate" {
+            // Inflated on arrival: these fields described the bytes as sent, not these.
+            headers[.contentEncoding] = nil
+            headers[.contentLength] = nil
+        }
         return DataLoadingResponse(
             data: try received.spill?.mapped(count: received.count) ?? received.bytes,
-            statusCode: Int(head.status.code), headers: HTTPFields(head.headers), url: received.url
+            statusCode: Int(head.status.code), headers: headers, url: received.url
         )
     }
 
@@ -118,7 +119,6 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
             return state.url
         }
         if head.status == .notModified { return task.eventLoop.makeSucceededVoidFuture() }  // no body by definition
-        guard (200..<300).contains(head.status.code) else { return task.eventLoop.makeFailedFuture(Unread()) }
         let contentLength = head.headers.first(name: "Content-Length").flatMap { Int64($0) }
         if let contentLength, contentLength > Int64(maximumSize) {
             return task.eventLoop.makeFailedFuture(DataLoadingError(.responseTooLarge(limit: maximumSize), url: url))

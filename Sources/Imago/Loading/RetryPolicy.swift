@@ -48,4 +48,12 @@ public struct RetryPolicy: Sendable, Equatable {
         let ceiling = min(maximumDelay, initialDelay * (1 << min(attempt - 1, 30)))
         return .nanoseconds(Int64.random(in: 0...max(0, ceiling.nanoseconds), using: &generator))
     }
+
+    /// A Retry-After value (RFC 9110 §10.2.3): delay-seconds or an HTTP date.
+    static func retryAfter(_ value: String) -> Duration? {
+        let text = value.trimmingASCIISpaces()
+        if let seconds = Int(text) { return .seconds(max(0, min(seconds, 1 << 31))) }
+        guard let date = HTTPDate.parse(String(text)) else { return nil }
+        return .milliseconds(max(0, Int(min(date.timeIntervalSinceNow, Double(1 << 31)) * 1000)))
+    }
 }

@@ -65,22 +65,35 @@ struct DownloadAttempts {
     /// The Range and If-Range fields the current attempt sends.
     var rangeHeaders: HTTPFields { partial?.rangeHeaders ?? [:] }
 
-    /// The attempt's response arrived (2xx or 304). `generator` draws the
-    /// backoff's jitter (injected, so that tests choose it).
+    /// The attempt's response arrived, whatever its status. A temporary
+    /// status (503, say) is retried while attempts remain, then is the
+    /// answer; a 206 continues the kept bytes, or is the answer to a Range
+    /// the caller asked for itself; a 416 to our own Range starts over.
+    /// `generator` draws the backoff's jitter (injected, so that tests choose it).
     mutating func received(_ response: DataLoadingResponse, using generator: inout some RandomNumberGenerator) -> Step {
         let kept = partial
         partial = nil
         let change: PartialChange = kept == nil ? .none : .remove
-        guard response.statusCode == 206 else {
-            state = .finished
-            return Step(next: .finish(response), partial: change)
+        if let kept {
+            if response.statusCode == 206, let whole = kept.completed(by: response) {
+                state = .finished
+                return Step(next: .finish(whole), partial: change)
+            }
+            if response.statusCode == 206 || response.statusCode == 416 {
+                let mismatch = DataLoadingError(
+                    .network, url: response.url, underlying: MismatchedRange(contentRange: response.headers.first(.contentRange)))
+                let next = decide(after: mismatch, restart: response.statusCode == 416, using: &generator).map(Next.retry) ?? .fail(mismatch)
+                return Step(next: next, partial: change)
+            }
         }
-        if let whole = kept?.completed(by: response) {
-            state = .finished
-            return Step(next: .finish(whole), partial: change)
+        if DataLoadingError.temporaryStatuses.contains(response.statusCode) {
+            let failure = DataLoadingError(
+                .httpStatus(response.statusCode), url: response.url,
+                retryAfter: response.headers.first(.retryAfter).flatMap(RetryPolicy.retryAfter))
+            if let wait = decide(after: failure, restart: false, using: &generator) { return Step(next: .retry(after: wait), partial: change) }
         }
-        let mismatch = DataLoadingError(.network, url: response.url, underlying: MismatchedRange(contentRange: response.headers.first(.contentRange)))
-        return Step(next: decide(after: mismatch, restart: false, using: &generator), partial: change)
+        state = .finished
+        return Step(next: .finish(response), partial: change)
     }
 
     /// The attempt failed.
@@ -96,13 +109,14 @@ struct DownloadAttempts {
             change = .remove
             restart = error.code == .httpStatus(416)
         }
-        return Step(next: decide(after: error, restart: restart, using: &generator), partial: change)
+        return Step(next: decide(after: error, restart: restart, using: &generator).map(Next.retry) ?? .fail(error), partial: change)
     }
 
-    /// Retries while attempts remain: at once for a restart, after the
-    /// policy's delay for a temporary failure.
-    private mutating func decide(after error: DataLoadingError, restart: Bool, using generator: inout some RandomNumberGenerator) -> Next {
-        guard case .attempting(let number) = state else { return .fail(error) }
+    /// How long to wait before the next attempt, while attempts remain: at
+    /// once for a restart, after the policy's delay for a temporary
+    /// failure; `nil` when the loop is finished.
+    private mutating func decide(after error: DataLoadingError, restart: Bool, using generator: inout some RandomNumberGenerator) -> Duration? {
+        guard case .attempting(let number) = state else { return nil }
         let wait: Duration?
         if restart {
             wait = number < policy.maximumAttempts ? .zero : nil
@@ -113,10 +127,10 @@ struct DownloadAttempts {
         }
         guard let wait else {
             state = .finished
-            return .fail(error)
+            return nil
         }
         state = .attempting(number: number + 1)
-        return .retry(after: wait)
+        return wait
     }
 }
 

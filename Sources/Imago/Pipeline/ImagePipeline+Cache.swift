@@ -64,6 +64,37 @@ extension ImagePipeline {
             await pipeline.diskThreads.run { [logger = pipeline.logger] in StoreStage.remove(DiskKey.data(key), from: dataCache, logger: logger) }
         }
 
+        /// Tells the caches that a request with an unsafe method (POST, PUT,
+        /// DELETE, PATCH, ...) to `url` went through (RFC 9111 §4.4): on a
+        /// 2xx or 3xx answer, the data stored for `url`, and for the
+        /// same-origin URLs its Location and Content-Location name, is
+        /// removed from disk, and their images without decoding options from
+        /// memory. A safe method or a failed answer changes nothing. Entries
+        /// are found by the URL's default cache key (``ImageRequest/cacheKey``).
+        /// Returns the URLs invalidated.
+        ///
+        /// ```swift
+        /// let answer = try await upstream.execute(put)  // a pass-through server's PUT
+        /// await pipeline.cache.invalidate(after: .put, to: url, response: answer)
+        /// ```
+        @discardableResult
+        public func invalidate(after method: HTTPRequest.Method, to url: URL, response: HTTPResponse) async -> [URL] {
+            let safe: Set<HTTPRequest.Method> = [.get, .head, .options, .trace]
+            guard !safe.contains(method), (200...399).contains(response.status.code) else { return [] }
+            var urls = [url]
+            for name in [HTTPField.Name.location, .contentLocation] {
+                guard let value = response.headerFields[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
+                    target.scheme == url.scheme, target.host == url.host, target.port == url.port, !urls.contains(target)
+                else { continue }
+                urls.append(target)
+            }
+            for target in urls {
+                removeImage(forKey: ImageCacheKey(target.absoluteString))
+                await removeData(forKey: target.absoluteString)
+            }
+            return urls
+        }
+
         /// Removes what `request` left in memory and on disk.
         public func remove(_ request: ImageRequest) async {
             removeImage(forKey: request.imageKey)

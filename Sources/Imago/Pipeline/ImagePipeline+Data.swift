@@ -27,7 +27,7 @@ extension ImagePipeline {
         case .miss:
             break
         }
-        guard request.networkPolicy != .cacheOnly else { throw .notCached(key: request.cacheKey) }
+        guard request.effectiveNetworkPolicy != .cacheOnly else { throw .notCached(key: request.cacheKey) }
         let fetched = try await sharedData(for: request, revalidating: stale).get()
         if let metadata = fetched.metadata, !fetched.freshness.isStale, request.cachePolicy.write.contains(.disk),
             let dataCache = configuration.dataCache, fetched.storeClaim.take(), dataCache.admitsData(forKey: DiskKey.data(request.cacheKey))
@@ -36,7 +36,9 @@ extension ImagePipeline {
                 StoreStage.store(fetched.data, metadata: metadata, forKey: DiskKey.data(request.cacheKey), in: dataCache, logger: logger)
             }
         }
-        return DataResponse(data: fetched.data, headers: fetched.headers, request: request, source: fetched.source, freshness: fetched.freshness)
+        return DataResponse(
+            data: fetched.data, statusCode: fetched.statusCode, headers: fetched.headers, request: request, source: fetched.source,
+            freshness: fetched.freshness)
     }
 
     /// What the disk tier holds for a data request.
@@ -47,7 +49,9 @@ extension ImagePipeline {
     }
 
     /// Reads the stored bytes on the disk threads, if the request reads the
-    /// disk and the index may hold them (a miss never leaves the caller).
+    /// disk and the index may hold them (a miss never leaves the caller). A
+    /// request with a Range gets its part of a stored full answer; a stale
+    /// one is not revalidated for it, the Range goes to the server.
     private func readData(for request: ImageRequest) async -> DataRead {
         let key = DiskKey.data(request.cacheKey)
         guard request.networkPolicy != .reload, request.cachePolicy.read.contains(.disk),
@@ -56,12 +60,16 @@ extension ImagePipeline {
         let rules = cacheRules
         return await diskThreads.run(priority: request.priority) {
             guard let cached = dataCache.cachedData(forKey: key) else { return .miss }
+            let range = request.headers.first(.range)
             switch rules.use(cached, for: request) {
             case .skip: return .miss
-            case .revalidate(let entry): return .stale(entry)
-            case .serve(let freshness):
-                let headers = HTTPCacheMetadata(decoding: cached.metadata)?.headers ?? [:]
-                return .served(DataResponse(data: cached.data, headers: headers, request: request, source: .disk, freshness: freshness))
+            case .revalidate(let entry): return range == nil ? .stale(entry) : .miss
+            case .serve(let freshness, let entry):
+                let response = DataResponse(
+                    data: entry.data, statusCode: entry.statusCode, headers: entry.servedFields, request: request, source: .disk,
+                    freshness: freshness)
+                guard let range else { return .served(response) }
+                return .served(response.part(range, ifRange: request.headers.first(.ifRange)))
             }
         }
     }
@@ -73,5 +81,14 @@ extension ImagePipeline {
             for: request.dataFetchKey, priority: request.priority, subscribed: { if $0 { metrics.coalesced() } },
             operation: { [self] context in await FetchDataStage(request, pipeline: self, revalidating: stale, context: context).run() }
         )
+    }
+}
+
+extension ImageRequest {
+    /// What an answer with `statusCode` is to an image request: nothing for
+    /// a full 200 or 203, which is decoded; else that status as an error.
+    func imageStatusError(_ statusCode: Int) -> ImagePipeline.Error? {
+        guard statusCode != 200, statusCode != 203 else { return nil }
+        return .httpStatus(code: statusCode, url: url ?? URL(fileURLWithPath: cacheKey))
     }
 }

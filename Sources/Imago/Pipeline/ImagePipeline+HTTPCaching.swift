@@ -7,6 +7,19 @@ struct StoredEntry: Sendable {
     /// or from a data provider).
     var metadata: HTTPCacheMetadata?
     var freshness: HTTPFreshness?
+    /// `false` for a response stored for other values of the fields it
+    /// varies on: only a 304 can say it answers this request too, and it
+    /// never stands in for an error.
+    var matchesRequest = true
+
+    /// The stored status (200 for bytes stored without HTTP metadata).
+    var statusCode: Int { metadata?.statusCode ?? 200 }
+
+    /// The fields it is served with: the stored ones and its current Age.
+    var servedFields: HTTPFields {
+        guard let metadata else { return [:] }
+        return metadata.servedFields(age: freshness?.age ?? 0)
+    }
 }
 
 /// The pipeline's HTTP caching rules, as a value the decode threads can carry:
@@ -20,36 +33,47 @@ struct CacheRules: Sendable {
 
     /// What a stored entry may be used for.
     enum Use {
-        /// Not for this request: other Vary values, or damaged metadata.
+        /// Not for this request: damaged metadata, or other Vary values and no validator.
         case skip
         /// Serve it as it is.
-        case serve(ImageResponse.Freshness)
+        case serve(ImageResponse.Freshness, StoredEntry)
         /// Ask the server first.
         case revalidate(StoredEntry)
     }
 
+    /// What `cached` may be used for, under the response's directives and
+    /// the request's own (RFC 9111 §4, §5.2.1).
     func use(_ cached: CachedData, for request: ImageRequest) -> Use {
+        let networkPolicy = request.effectiveNetworkPolicy
         guard !cached.metadata.isEmpty else {
             // Stored by the app or a data provider: nothing to validate against.
-            return request.networkPolicy == .revalidate ? .revalidate(StoredEntry(data: cached.data)) : .serve(.fresh)
+            let entry = StoredEntry(data: cached.data)
+            return networkPolicy == .revalidate ? .revalidate(entry) : networkPolicy == .reload ? .skip : .serve(.fresh, entry)
         }
-        guard let metadata = HTTPCacheMetadata(decoding: cached.metadata),
-            policy == .ignoreHTTPHeaders || metadata.matchesVary(request.headers)
-        else { return .skip }
+        guard networkPolicy != .reload, let metadata = HTTPCacheMetadata(decoding: cached.metadata) else { return .skip }
         let freshness = metadata.freshness(at: now(), maximumHeuristicLifetime: maximumHeuristicLifetime)
-        let verdict = policy == .ignoreHTTPHeaders ? .fresh : freshness.verdict
-        switch request.networkPolicy {
+        var entry = StoredEntry(data: cached.data, metadata: metadata, freshness: freshness)
+        if policy == .ignoreHTTPHeaders { return networkPolicy == .revalidate ? .revalidate(entry) : .serve(.fresh, entry) }
+        guard metadata.matchesVary(request.headers) else {
+            // Stored for another request: with a validator, the server can say whether it fits this one (§4.1, §4.3.1).
+            guard networkPolicy != .cacheOnly, metadata.etag != nil || metadata.lastModified != nil else { return .skip }
+            entry.matchesRequest = false
+            return .revalidate(entry)
+        }
+        let verdict = freshness.verdict(for: request.headers.isEmpty ? nil : CacheControl(request: request.headers))
+        switch networkPolicy {
         case .reload:
             return .skip
         case .cacheOnly:
-            return .serve(verdict == .fresh ? .fresh : .stale(.cacheOnly))
+            return .serve(verdict == .fresh ? .fresh : .stale(.cacheOnly), entry)
         case .revalidate:
-            return .revalidate(StoredEntry(data: cached.data, metadata: metadata, freshness: freshness))
+            return .revalidate(entry)
         case .useCache:
             switch verdict {
-            case .fresh: return .serve(.fresh)
-            case .staleWhileRevalidate: return .serve(.stale(.revalidatingInBackground))
-            case .stale: return .revalidate(StoredEntry(data: cached.data, metadata: metadata, freshness: freshness))
+            case .fresh: return .serve(.fresh, entry)
+            case .staleAccepted: return .serve(.stale(.acceptedByRequest), entry)
+            case .staleWhileRevalidate: return .serve(.stale(.revalidatingInBackground), entry)
+            case .stale: return .revalidate(entry)
             }
         }
     }
@@ -66,26 +90,28 @@ struct CacheRules: Sendable {
     /// must not be stored.
     func metadata(for response: DataLoadingResponse, requestHeaders: HTTPFields, requestTime: Date) -> Data? {
         let metadata = HTTPCacheMetadata(
-            responseHeaders: response.headers, requestHeaders: requestHeaders, requestTime: requestTime, responseTime: now()
+            statusCode: response.statusCode, responseHeaders: response.headers, requestHeaders: requestHeaders, requestTime: requestTime,
+            responseTime: now()
         )
-        guard policy == .ignoreHTTPHeaders || metadata.isStorable(statusCode: response.statusCode, requestHeaders: requestHeaders)
-        else { return nil }
-        return metadata.encoded()
+        let storable =
+            policy == .ignoreHTTPHeaders
+            ? (200...299).contains(response.statusCode) && response.statusCode != 206 : metadata.isStorable(requestHeaders: requestHeaders)
+        return storable ? metadata.encoded() : nil
     }
 
-    /// The entry's metadata after the server confirmed it with a 304.
-    func refreshed(_ entry: StoredEntry, with response: DataLoadingResponse, requestHeaders: HTTPFields, requestTime: Date) -> Data {
+    /// The entry after the server confirmed it with a 304 for `requestHeaders`.
+    func refreshed(_ entry: StoredEntry, with response: DataLoadingResponse, requestHeaders: HTTPFields, requestTime: Date) -> HTTPCacheMetadata {
         let responseTime = now()
         guard let metadata = entry.metadata else {
             return HTTPCacheMetadata(
-                responseHeaders: response.headers, requestHeaders: requestHeaders, requestTime: requestTime, responseTime: responseTime
-            ).encoded()
+                responseHeaders: response.headers, requestHeaders: requestHeaders, requestTime: requestTime, responseTime: responseTime)
         }
-        return metadata.updated(with: response.headers, requestTime: requestTime, responseTime: responseTime).encoded()
+        return metadata.updated(with: response.headers, requestHeaders: requestHeaders, requestTime: requestTime, responseTime: responseTime)
     }
 
     /// Whether a stale entry may stand in for a response the server failed to give.
     func allowsStaleOnError(_ entry: StoredEntry) -> Bool {
+        guard entry.matchesRequest else { return false }
         guard policy == .http, let freshness = entry.freshness else { return servesStaleWhenOffline }
         return freshness.allowsStaleOnError(offline: servesStaleWhenOffline)
     }

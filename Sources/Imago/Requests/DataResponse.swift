@@ -1,20 +1,25 @@
 import Foundation
 
-/// What ``ImagePipeline/data(for:)`` returns: the bytes of a request, as
-/// downloaded or stored, not decoded, with the response fields that came
-/// with them.
+/// What ``ImagePipeline/data(for:)`` returns: the answer to a request, as
+/// downloaded or stored, whatever its status, its body not decoded, with its
+/// fields.
 ///
 /// ```swift
 /// let response = try await pipeline.data(for: ImageRequest(url: svgURL))
+/// guard response.statusCode == 200 else { return forward(response) }
 /// send(response.data, contentType: response.headers[.contentType] ?? "application/octet-stream")
 /// ```
 public struct DataResponse: Sendable {
     /// The body.
     public var data: Data
+    /// The HTTP status: 200, or what the server answered (a 404 page, a
+    /// redirect when the loader follows none, a 206 for the request's own
+    /// Range); 200 for bytes stored without HTTP metadata.
+    public var statusCode: Int
     /// The response fields: all of them for a download; for stored bytes,
-    /// the ones the disk cache keeps (Content-Type, Cache-Control, Date, Age,
-    /// Expires, ETag, Last-Modified, Vary), none for bytes stored without
-    /// HTTP metadata.
+    /// all that a cache keeps (RFC 9111 §3.1: not the connection's own) and
+    /// an `Age` saying how old the stored answer is; none for bytes stored
+    /// without HTTP metadata.
     public var headers: HTTPFields
     /// The request it answers.
     public var request: ImageRequest
@@ -24,11 +29,32 @@ public struct DataResponse: Sendable {
     public var freshness: ImageResponse.Freshness
 
     /// Creates a response.
-    public init(data: Data, headers: HTTPFields, request: ImageRequest, source: ImageResponse.Source, freshness: ImageResponse.Freshness) {
+    public init(
+        data: Data, statusCode: Int = 200, headers: HTTPFields, request: ImageRequest, source: ImageResponse.Source,
+        freshness: ImageResponse.Freshness
+    ) {
         self.data = data
+        self.statusCode = statusCode
         self.headers = headers
         self.request = request
         self.source = source
         self.freshness = freshness
+    }
+}
+
+extension DataResponse {
+    /// How much longer the answer stays fresh at `now` (RFC 9111 §4.2): its
+    /// explicit lifetime (max-age, or Expires minus Date) less its age (the
+    /// larger of its Age field and the time since its Date). `nil` when it
+    /// states no explicit lifetime; zero under `no-store` or `no-cache`, or
+    /// once it is stale.
+    public func remainingLifetime(at now: Date = Date()) -> Duration? {
+        let metadata = HTTPCacheMetadata(statusCode: statusCode, responseHeaders: headers, requestHeaders: [:], requestTime: now, responseTime: now)
+        let cacheControl = metadata.cacheControl
+        if cacheControl.noStore || cacheControl.noCache { return .zero }
+        let date = headers.first(.date).flatMap(HTTPDate.parse) ?? now
+        guard let lifetime = metadata.explicitLifetime(cacheControl, date: date) else { return nil }
+        let age = metadata.freshness(at: now, maximumHeuristicLifetime: 0).age
+        return .seconds(max(0, Int(lifetime - age)))
     }
 }

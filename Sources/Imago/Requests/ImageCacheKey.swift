@@ -76,10 +76,12 @@ struct ImageFetchKey: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// The key a download is shared under: a reload never joins a conditional
-/// request, whose 304 would hand it the cached data.
+/// request, whose 304 would hand it the cached data, and requests with
+/// other fields (a Range, another Accept) never share an answer.
 struct DataFetchKey: Hashable, Sendable, CustomStringConvertible {
     let dataKey: String
     let isReload: Bool
+    let headers: HTTPFields
 
     var description: String { dataKey }
 }

@@ -113,7 +113,14 @@ public struct ImageRequest: Sendable {
     var imageFetchKey: ImageFetchKey { ImageFetchKey(image: imageKey, networkPolicy: networkPolicy) }
 
     /// The key its download is shared under.
-    var dataFetchKey: DataFetchKey { DataFetchKey(dataKey: cacheKey, isReload: networkPolicy == .reload) }
+    var dataFetchKey: DataFetchKey { DataFetchKey(dataKey: cacheKey, isReload: networkPolicy == .reload, headers: headers) }
+
+    /// The network policy in effect: ``networkPolicy``, or `.cacheOnly` when
+    /// the request's fields say `Cache-Control: only-if-cached`.
+    var effectiveNetworkPolicy: NetworkPolicy {
+        guard !headers.isEmpty, networkPolicy != .cacheOnly, CacheControl(request: headers).onlyIfCached else { return networkPolicy }
+        return .cacheOnly
+    }
 
     /// A cache key for `url` without the named query items: for URLs that
     /// carry a rotating token (`?token=...`) so that each token does not

@@ -35,8 +35,11 @@ public struct ImageResponse: Sendable {
         case revalidatingInBackground
         /// The server could not be reached; this is the error the refresh met.
         case networkFailed(ImagePipeline.Error)
-        /// The request asked for cached data only (``ImageRequest/NetworkPolicy/cacheOnly``).
+        /// The request asked for cached data only (``ImageRequest/NetworkPolicy/cacheOnly``,
+        /// or `Cache-Control: only-if-cached` in its fields).
         case cacheOnly
+        /// The request's `Cache-Control: max-stale` accepts it this stale.
+        case acceptedByRequest
     }
 
     /// Stage durations. Stages that did not run are `nil`.

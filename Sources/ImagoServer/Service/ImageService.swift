@@ -220,6 +220,9 @@ public final class ImageService: Sendable {
         try await ticket.download()
         let source: DataResponse
         do { source = try await pipeline.data(for: ImageRequest(url: url)) } catch { throw ServiceError(error) }
+        guard source.statusCode == 200 || source.statusCode == 203 else {
+            throw ServiceError(ImagePipeline.Error.httpStatus(code: source.statusCode, url: url))
+        }
         let version = SourceVersion(source, maxAge: configuration.maxAge, resultLifetime: results.lifetime)
         if let previous, previous.sourceValidator == version.validator {
             let renewed = previous.renewed(maxAge: version.maxAge, lifetime: version.lifetime)

@@ -40,9 +40,9 @@ struct RetryTests {
         #expect(policy.delay(after: asked, attempt: 1, using: &generator) == .seconds(7))
         let tooLong = DataLoadingError(.httpStatus(429), url: Self.url, retryAfter: .seconds(120))
         #expect(policy.delay(after: tooLong, attempt: 1, using: &generator) == nil)
-        #expect(HTTPDataLoader.retryAfter("120") == .seconds(120))
-        #expect(HTTPDataLoader.retryAfter(HTTPDate.format(Date().addingTimeInterval(-60))) == .zero)
-        #expect(HTTPDataLoader.retryAfter("soon") == nil)
+        #expect(RetryPolicy.retryAfter("120") == .seconds(120))
+        #expect(RetryPolicy.retryAfter(HTTPDate.format(Date().addingTimeInterval(-60))) == .zero)
+        #expect(RetryPolicy.retryAfter("soon") == nil)
     }
 
     /// A route that fails with `failures` in turn, then serves a PNG.

@@ -10,7 +10,9 @@ typealias DataFetches = CoalescingPool<DataFetchKey, FetchedData, ImagePipeline.
 /// the right to store them, which the first waiter to decode them takes.
 struct FetchedData: Sendable {
     var data: Data
-    /// The response fields (for stored bytes, the ones kept with them).
+    /// The response's status (for stored bytes, the stored one).
+    var statusCode = 200
+    /// The response fields (for stored bytes, the ones kept with them and their Age).
     var headers: HTTPFields = [:]
     var download: Duration
     /// `.network` for a download, `.disk` for stored bytes.
@@ -65,40 +67,51 @@ struct FetchDataStage {
         let requestTime = rules.now()
         // 2. The download, its attempts and resumption (a stale copy that may
         //    stand in for a failure does so at once, not after the retries).
+        //    A Range of the caller's own is passed on, never resumed.
         let attempts = DownloadLoop(
             pipeline: pipeline, key: request.cacheKey, context: context, slot: slot,
-            resumable: stale == nil && request.cachePolicy.write.contains(.disk),
+            resumable: stale == nil && request.cachePolicy.write.contains(.disk) && !request.headers.contains(.range),
             retries: !(stale.map(rules.allowsStaleOnError) ?? false)
         )
         let outcome = await attempts.run(dataRequest)
         let download = ContinuousClock.now - start
         // 3. The outcome, under the HTTP caching rules.
         switch outcome {
-        case .success(let response) where response.statusCode == 304:
+        case .success(let response) where response.statusCode == 304 && stale != nil:
             guard let stale else { return .failure(.httpStatus(code: 304, url: url)) }
             pipeline.metrics.revalidated()
             let metadata = rules.refreshed(stale, with: response, requestHeaders: request.headers, requestTime: requestTime)
+            let confirmed = StoredEntry(
+                data: stale.data, metadata: metadata,
+                freshness: metadata.freshness(at: rules.now(), maximumHeuristicLifetime: rules.maximumHeuristicLifetime))
             return .success(
                 FetchedData(
-                    data: stale.data, headers: HTTPCacheMetadata(decoding: metadata)?.headers ?? response.headers, download: download,
-                    source: .disk, freshness: .revalidated, metadata: metadata
+                    data: stale.data, statusCode: metadata.statusCode, headers: confirmed.servedFields, download: download, source: .disk,
+                    freshness: .revalidated, metadata: metadata.encoded()
                 ))
+        case .success(let response) where DataLoadingError.temporaryStatuses.contains(response.statusCode) && stale.map(rules.allowsStaleOnError) == true:
+            return .success(servingStale(after: .httpStatus(code: response.statusCode, url: url), download: download))
         case .success(let response):
             pipeline.metrics.networkLoad(bytes: response.data.count)
             // Without a disk cache nothing is stored: the metadata is not worth making.
             let metadata =
                 pipeline.configuration.dataCache == nil
                 ? nil : rules.metadata(for: response, requestHeaders: request.headers, requestTime: requestTime)
-            return .success(FetchedData(data: response.data, headers: response.headers, download: download, metadata: metadata))
-        case .failure(let error):
-            guard let stale, error.isTemporary, rules.allowsStaleOnError(stale) else { return .failure(error) }
-            pipeline.logger.info("serving a stale cached copy", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
             return .success(
-                FetchedData(
-                    data: stale.data, headers: stale.metadata?.headers ?? [:], download: download, source: .disk,
-                    freshness: .stale(.networkFailed(error))
-                ))
+                FetchedData(data: response.data, statusCode: response.statusCode, headers: response.headers, download: download, metadata: metadata))
+        case .failure(let error):
+            guard stale != nil, error.isTemporary, stale.map(rules.allowsStaleOnError) == true else { return .failure(error) }
+            return .success(servingStale(after: error, download: download))
         }
+    }
+
+    /// The stale entry, standing in for the answer the server failed to give.
+    private func servingStale(after error: ImagePipeline.Error, download: Duration) -> FetchedData {
+        pipeline.logger.info("serving a stale cached copy", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
+        let entry = stale ?? StoredEntry(data: Data())
+        return FetchedData(
+            data: entry.data, statusCode: entry.statusCode, headers: entry.servedFields, download: download, source: .disk,
+            freshness: .stale(.networkFailed(error)))
     }
 
     /// The data from the request's provider, within a download slot.

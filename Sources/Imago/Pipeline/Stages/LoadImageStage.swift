@@ -66,6 +66,9 @@ final class LoadImageStage: Sendable {
             fetchData(revalidating: nil)
         case .stale(let entry):
             fetchData(revalidating: entry)
+        case .failed(let error):
+            pipeline.metrics.diskHit()
+            finish(.failure(error))
         case .decoded(let decoded, let freshness, let count, let timings):
             pipeline.metrics.diskHit()
             if case .stale(.revalidatingInBackground) = freshness { pipeline.refreshInBackground(request) }
@@ -77,7 +80,7 @@ final class LoadImageStage: Sendable {
     /// Joins (or starts) the shared download of the request's data
     /// (conditional when `stale` is given); its outcome is decoded next.
     private func fetchData(revalidating stale: StoredEntry?) {
-        if request.networkPolicy == .cacheOnly { return finish(.failure(.notCached(key: request.cacheKey))) }
+        if request.effectiveNetworkPolicy == .cacheOnly { return finish(.failure(.notCached(key: request.cacheKey))) }
         let subscription = stage.joinDownload { priority in
             pipeline.dataFetches.subscribe(
                 key: request.dataFetchKey, priority: priority,
@@ -97,6 +100,7 @@ final class LoadImageStage: Sendable {
         case .failure(let error): return finish(.failure(error))
         case .success(let value): fetched = value
         }
+        if let error = request.imageStatusError(fetched.statusCode) { return finish(.failure(error)) }
         let decodeStart = ContinuousClock.now
         stage.submit(to: pipeline.decodeThreads) { [self] in
             let decoded = DecodeStage(request, pipeline: pipeline).run(fetched.data).flatMap(ProcessStage(request.processors).run)

@@ -10,6 +10,8 @@ struct ReadDiskStage {
         case miss
         /// An entry that needs the server's word before it is used.
         case stale(StoredEntry)
+        /// A stored answer that is no image (a 404, say), served as that error.
+        case failed(ImagePipeline.Error)
         /// Served from disk (fresh, or stale where that is allowed): decoded, or failed to.
         case decoded(Result<Image, ImagePipeline.RenderFailure>, ImageResponse.Freshness, Int, ImageResponse.Timings)
     }
@@ -38,7 +40,7 @@ struct ReadDiskStage {
         let rules = pipeline.cacheRules
         // A fresh processed image is the result as it is: no scaling, no processors.
         if let processedStore, let processed = dataCache.cachedData(forKey: processedStore.key),
-            case .serve(.fresh) = rules.use(processed, for: request)
+            case .serve(.fresh, _) = rules.use(processed, for: request)
         {
             let decodeStart = ContinuousClock.now
             let decoded = DecodeStage(request, pipeline: pipeline, scaled: false).run(processed.data)
@@ -50,7 +52,8 @@ struct ReadDiskStage {
         switch rules.use(cached, for: request) {
         case .skip: return .miss
         case .revalidate(let entry): return .stale(entry)
-        case .serve(let freshness):
+        case .serve(let freshness, let entry):
+            if let error = request.imageStatusError(entry.statusCode) { return .failed(error) }
             let decodeStart = ContinuousClock.now
             let decoded = DecodeStage(request, pipeline: pipeline).run(cached.data).flatMap(ProcessStage(request.processors).run)
             let timings = ImageResponse.Timings(diskRead: decodeStart - readStart, decode: ContinuousClock.now - decodeStart)
