@@ -42,11 +42,32 @@ struct HTTPDataLoaderTests {
         }
     }
 
-    @Test("error statuses are errors carrying the code", arguments: [404, 500, 503])
+    @Test("every status comes back as a response with its body and fields; the pipeline decides what is an error", arguments: [204, 404, 500, 503])
     func errorStatus(status: Int) async throws {
         try await withServer { server, loader in
-            server.setRoute("/e", .init(status: status, body: Data("error page".utf8)))
-            #expect(code(await load(loader, server.url("/e"))) == .httpStatus(status))
+            let body = status == 204 ? Data() : Data("error page".utf8)
+            server.setRoute("/e", .init(status: status, headers: [.xToken: "kept"], body: body))
+            let response = try await load(loader, server.url("/e")).get()
+            #expect(response.statusCode == status && response.data == body && response.headers[.xToken] == "kept")
+        }
+    }
+
+    @Test("a redirect is followed, or with maximumRedirects 0, returned as it came; an inflated body loses Content-Encoding and Content-Length")
+    func redirectsAndEncoding() async throws {
+        let text = Data(String(repeating: "compressible ", count: 400).utf8)
+        try await withServer(.init(maximumRedirects: 0)) { server, loader in
+            server.setRoute("/moved", .redirect(to: "/target", status: 301))
+            let moved = try await load(loader, server.url("/moved")).get()
+            #expect(moved.statusCode == 301 && moved.headers[.location] == "/target")
+            server.setRoute("/gz", .init(headers: [.contentEncoding: "gzip"], body: try gzipped(text)))
+            let inflated = try await load(loader, server.url("/gz")).get()
+            #expect(inflated.data == text && !inflated.headers.contains(.contentEncoding) && !inflated.headers.contains(.contentLength))
+        }
+        try await withServer { server, loader in
+            server.setRoute("/moved", .redirect(to: "/target", status: 301))
+            server.setRoute("/target", .init(body: text))
+            let followed = try await load(loader, server.url("/moved")).get()
+            #expect(followed.data == text)
         }
     }
 

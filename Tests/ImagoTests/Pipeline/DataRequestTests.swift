@@ -110,7 +110,7 @@ struct DataRequestTests {
         }
     }
 
-    @Test("Vary: an entry stored for one Accept value does not answer another")
+    @Test("Vary: an entry stored for one Accept value answers another only once a 304 says it fits (RFC 9111 §4.1); then it is that request's")
     func vary() async throws {
         try await withScenario { server, pipeline, _, url in
             setHeaders([.cacheControl: "max-age=600", .vary: "Accept"])
@@ -118,7 +118,15 @@ struct DataRequestTests {
             let xml = ImageRequest(url: url, headers: [.accept: "application/xml"])
             _ = try await pipeline.data(for: json)
             #expect(try await pipeline.data(for: json).source == .disk)
-            #expect(try await pipeline.data(for: xml).source == .network)
+            let confirmed = try await pipeline.data(for: xml)
+            guard case .revalidated = confirmed.freshness else {
+                Issue.record("\(confirmed.freshness)")
+                return
+            }
+            #expect(confirmed.source == .disk && confirmed.data == svg(1))
+            #expect(server.lastRequest("/doc.svg")?.headers[.ifNoneMatch] == "\"v1\"")
+            #expect(server.lastRequest("/doc.svg")?.headers[.accept] == "application/xml", "with the request's own fields")
+            #expect(try await pipeline.data(for: xml).source == .disk, "now stored for this Accept")
             #expect(server.requestCount("/doc.svg") == 2)
         }
     }
