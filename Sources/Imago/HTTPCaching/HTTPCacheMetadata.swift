@@ -113,10 +113,11 @@ struct HTTPCacheMetadata: Sendable, Equatable {
     }
 
     /// The stored fields as they are served at `age` seconds old: with an
-    /// Age field saying so (RFC 9111 §5.1), in place of the stored one.
+    /// Age field saying so (RFC 9111 §5.1, to the nearest second), in place
+    /// of the stored one.
     func servedFields(age: Double) -> HTTPFields {
         var fields = headers
-        fields[.age] = String(Int(min(max(0, age), Double(1 << 31))))
+        fields[.age] = String(Int(min(max(0, age), Double(1 << 31)).rounded()))
         return fields
     }
 

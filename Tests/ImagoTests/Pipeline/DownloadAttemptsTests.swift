@@ -45,6 +45,37 @@ struct DownloadAttemptsTests {
         #expect(error.code == .httpStatus(503) && attempts.attempt == nil)
     }
 
+    @Test("a temporary status that arrives as a response is retried (after its Retry-After), then is the answer as it came")
+    mutating func temporaryStatusResponses() throws {
+        var attempts = DownloadAttempts(policy: policy, partial: nil, resumable: true)
+        let first = attempts.received(response(503, headers: [.retryAfter: "2"]), using: &generator)
+        guard case .retry(let delay) = first.next else { throw Unexpected(first) }
+        #expect(delay == .seconds(2))
+        _ = attempts.received(response(503), using: &generator)
+        let last = attempts.received(response(503, 7), using: &generator)
+        guard case .finish(let answer) = last.next else { throw Unexpected(last) }
+        #expect(answer.statusCode == 503 && answer.data.count == 7 && attempts.attempt == nil)
+
+        var final = DownloadAttempts(policy: policy, partial: nil, resumable: true)
+        let notFound = final.received(response(404), using: &generator)
+        guard case .finish(let page) = notFound.next else { throw Unexpected(notFound) }
+        #expect(page.statusCode == 404, "a status that would come again is the answer at once")
+    }
+
+    @Test("a 206 with no kept bytes answers the caller's own Range as it came; a 416 response to our own Range restarts at once")
+    mutating func rangesAsResponses() throws {
+        var attempts = DownloadAttempts(policy: policy, partial: nil, resumable: false)
+        let part = attempts.received(response(206, 4, headers: [.contentRange: "bytes 2-5/16"]), using: &generator)
+        guard case .finish(let answer) = part.next else { throw Unexpected(part) }
+        #expect(answer.statusCode == 206 && part.partial == .none)
+
+        let kept = PartialDownload(data: Data(count: PartialDownload.minimumCount), validator: "\"v1\"")
+        var resumed = DownloadAttempts(policy: policy, partial: kept, resumable: true)
+        let refused = resumed.received(response(416, 0), using: &generator)
+        guard case .retry(let delay) = refused.next else { throw Unexpected(refused) }
+        #expect(delay == .zero && refused.partial == .remove && resumed.rangeHeaders.isEmpty)
+    }
+
     @Test("a failure that would fail again (404) is final at once")
     mutating func permanentFailure() throws {
         var attempts = DownloadAttempts(policy: policy, partial: nil, resumable: true)
