@@ -56,15 +56,17 @@ package struct CacheControl: Sendable, Equatable {
 
     private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
 
-    /// One directive: its name, and its argument with quotes and escapes removed.
+    /// One directive: its name, and its argument without the quotes.
     private struct Directive {
         var name: Bytes
-        var argument: [UInt8]?
+        var argument: Bytes?
+        var isQuoted = false
         var isValid: Bool
     }
 
     /// Takes the directive up to the next comma outside a quoted string
-    /// from `rest`, with the comma.
+    /// from `rest`, with the comma. A quoted argument keeps its escapes
+    /// (no directive read here has one that needs them).
     private static func nextDirective(_ rest: inout Bytes) -> Directive {
         var index = rest.startIndex
         while index < rest.endIndex, isSpace(rest[index]) { index += 1 }
@@ -73,33 +75,28 @@ package struct CacheControl: Sendable, Equatable {
         var directive = Directive(name: rest[nameStart..<index], argument: nil, isValid: index > nameStart)
         if index < rest.endIndex, rest[index] == UInt8(ascii: "=") {
             index += 1
-            var argument: [UInt8] = []
             if index < rest.endIndex, rest[index] == UInt8(ascii: "\"") {
                 index += 1
+                let start = index
                 var closed = false
                 while index < rest.endIndex {
-                    let byte = rest[index]
-                    index += 1
-                    if byte == UInt8(ascii: "\"") {
+                    if rest[index] == UInt8(ascii: "\"") {
                         closed = true
                         break
                     }
-                    if byte == UInt8(ascii: "\\"), index < rest.endIndex {
-                        argument.append(rest[index])
-                        index += 1
-                    } else {
-                        argument.append(byte)
-                    }
+                    index += rest[index] == UInt8(ascii: "\\") ? 2 : 1
                 }
+                index = min(index, rest.endIndex)
+                directive.argument = rest[start..<index]
+                directive.isQuoted = true
+                if closed { index += 1 }
                 directive.isValid = directive.isValid && closed
             } else {
-                while index < rest.endIndex, isTokenByte(rest[index]) {
-                    argument.append(rest[index])
-                    index += 1
-                }
-                directive.isValid = directive.isValid && !argument.isEmpty
+                let start = index
+                while index < rest.endIndex, isTokenByte(rest[index]) { index += 1 }
+                directive.argument = rest[start..<index]
+                directive.isValid = directive.isValid && index > start
             }
-            directive.argument = argument
         }
         while index < rest.endIndex, isSpace(rest[index]) { index += 1 }
         // Anything else before the comma (a space before `=`, a stray quote) spoils the directive.
@@ -124,8 +121,9 @@ package struct CacheControl: Sendable, Equatable {
         } else if Self.matches(name, "no-store") {
             noStore = true
         } else if Self.matches(name, "no-cache") {
-            let fields = directive.argument.map { String(decoding: $0, as: UTF8.self) }?.split(separator: ",")
-                .map { String($0.trimmingASCIISpaces()).lowercased() }.filter { !$0.isEmpty }
+            // Only the quoted form names fields (§5.2.2.4); any other argument is read as plain no-cache.
+            let fields = directive.argument.flatMap { $0.isEmpty || !directive.isQuoted ? nil : String(decoding: $0, as: UTF8.self) }?
+                .split(separator: ",").map { String($0.trimmingASCIISpaces()).lowercased() }.filter { !$0.isEmpty }
             if let fields, !fields.isEmpty { noCacheFields += fields } else { noCache = true }
         } else if Self.matches(name, "must-revalidate") {
             mustRevalidate = true
@@ -168,7 +166,7 @@ package struct CacheControl: Sendable, Equatable {
     }
 
     /// Delta-seconds (RFC 9111 §1.2.2), capped at 2^31; `nil` if not all ASCII digits.
-    private static func seconds(_ digits: [UInt8]) -> Int? {
+    private static func seconds(_ digits: Bytes) -> Int? {
         guard !digits.isEmpty, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
         guard digits.count <= 10 else { return 1 << 31 }
         return min(digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }, 1 << 31)

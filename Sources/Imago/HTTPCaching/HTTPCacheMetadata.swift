@@ -33,7 +33,10 @@ struct HTTPCacheMetadata: Sendable, Equatable {
     /// not be reused without the server's word.
     static func storable(_ fields: HTTPFields) -> HTTPFields {
         let connection = fields[values: .connection].flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIISpaces().lowercased() }
-        let dropped = Set(connection + CacheControl(fields[values: .cacheControl]).noCacheFields)
+        // Only a qualified no-cache has an `=` after its name: most responses skip the parse.
+        let cacheControl = fields[values: .cacheControl]
+        let noCacheFields = cacheControl.contains { $0.contains("=\"") } ? CacheControl(cacheControl).noCacheFields : []
+        let dropped = Set(connection + noCacheFields)
         guard !dropped.isEmpty || fields.contains(where: { hopByHop.contains($0.name) }) else { return fields }
         return fields.filter { !hopByHop.contains($0.name) && !dropped.contains($0.name.canonicalName) }
     }

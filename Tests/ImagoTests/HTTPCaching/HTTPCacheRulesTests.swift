@@ -114,6 +114,7 @@ struct HTTPCacheRulesTests {
         let qualified = CacheControl(["no-cache=\"Set-Cookie, X-Token\", max-age=60"])
         #expect(!qualified.noCache && qualified.noCacheFields == ["set-cookie", "x-token"] && qualified.maxAge == 60)
         #expect(CacheControl(["no-cache"]).noCache && CacheControl(["No-CaChE"]).noCache && CacheControl(["no-cache=\"\""]).noCache)
+        #expect(CacheControl(["no-cache=Set-Cookie"]).noCache, "an unquoted field name is read as plain no-cache, the stricter")
         #expect(CacheControl(["must-understand, no-store"]).mustUnderstand)
         let request = CacheControl(["max-stale, min-fresh=30, only-if-cached"])
         #expect(request.maxStale == Int.max && request.minFresh == 30 && request.onlyIfCached)

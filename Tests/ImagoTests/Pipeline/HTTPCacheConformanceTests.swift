@@ -42,7 +42,8 @@ final class ScriptedOrigin: Sendable {
 @Suite("HTTP cache conformance: stored fields, statuses, Age, parsing, request directives, ranges, invalidation", .timeLimit(.minutes(10)))
 struct HTTPCacheConformanceTests {
     let folder = TemporaryDirectory()
-    let clock = ManualClock(epoch: Date())
+    /// On a whole second, so that a Date the origin sends is exactly the clock's time.
+    let clock = ManualClock(epoch: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
     let origin = ScriptedOrigin()
 
     /// Runs `body` with the origin at `/r`, a pipeline with a disk cache,
