@@ -81,7 +81,7 @@ struct FetchCommand: AsyncParsableCommand {
                     }
                     do {
                         let request = ImageRequest(url: url, headers: fields, networkPolicy: network.policy, targetSize: targetSize)
-                        if headers { return (index, try await Self.describeData(string, try await pipeline.data(for: request)), true) }
+                        if headers { return (index, Self.describeData(string, try await pipeline.data(for: request)), true) }
                         let response = try await pipeline.image(for: request)
                         let image = response.image
                         let bytes = response.dataCount.map { formatBytes($0) } ?? "-"
@@ -112,7 +112,7 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     /// The answer's line (status, size, source) and its fields, one per line.
-    static func describeData(_ url: String, _ response: DataResponse) async throws -> String {
+    static func describeData(_ url: String, _ response: DataResponse) -> String {
         let source = "\(response.source)" + describe(response.freshness)
         let fields = response.headers.map { "  \($0.name): \($0.value)" }
         return (["\(url)  \(response.statusCode)  \(formatBytes(response.data.count))  from \(source)"] + fields).joined(separator: "\n")

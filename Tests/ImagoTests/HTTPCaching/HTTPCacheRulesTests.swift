@@ -149,7 +149,10 @@ struct HTTPCacheRulesTests {
         let date = HTTPDate.format(Self.rfcExample)
         let later = HTTPDate.format(Self.rfcExample.addingTimeInterval(600))
         #expect(verdict([.date: date, .expires: later], after: 10) == .fresh)
-        #expect(verdict(HTTPFields([HTTPField(name: .date, value: date), HTTPField(name: .expires, value: later), HTTPField(name: .expires, value: later)]), after: 10) == .stale)
+        #expect(
+            verdict(
+                HTTPFields([HTTPField(name: .date, value: date), HTTPField(name: .expires, value: later), HTTPField(name: .expires, value: later)]),
+                after: 10) == .stale)
         #expect(verdict([.date: date, .expires: "Thu, 18 Aug 50 02:01:18 GMT"], after: 10) == .stale)
         let lastModified = HTTPDate.format(Self.rfcExample.addingTimeInterval(-10 * 86_400))
         func heuristic(_ status: Int, _ extra: HTTPFields = [:]) -> CacheVerdict {
@@ -284,8 +287,10 @@ struct HTTPCacheRulesTests {
     @Test("storable (RFC 9111 §3): a final status but 206 and 304, with a lifetime to go by; no no-store unless must-understand knows the status")
     func storable() {
         func storable(_ status: Int, _ headers: HTTPFields, request: HTTPFields = [:]) -> Bool {
-            HTTPCacheMetadata(statusCode: status, responseHeaders: headers, requestHeaders: request, requestTime: Self.rfcExample, responseTime: Self.rfcExample)
-                .isStorable(requestHeaders: request)
+            HTTPCacheMetadata(
+                statusCode: status, responseHeaders: headers, requestHeaders: request, requestTime: Self.rfcExample, responseTime: Self.rfcExample
+            )
+            .isStorable(requestHeaders: request)
         }
         for status in [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501] {
             #expect(storable(status, [:]), "\(status) is heuristically cacheable")

@@ -57,7 +57,9 @@ struct FetchStageTests {
         guard case .running = stage.current else { throw StageError.unexpected(stage.current) }
         let dataWork = Locked<DataFetches.Context?>(nil)
         let download = stage.joinDownload { priority in
-            data.subscribe(key: DataFetchKey(dataKey: "photo", isReload: false, headers: [:]), priority: priority, observer: .init(completion: { _ in })) {
+            data.subscribe(
+                key: DataFetchKey(dataKey: "photo", isReload: false, headers: [:]), priority: priority, observer: .init(completion: { _ in })
+            ) {
                 context, _ in
                 dataWork.withLock { $0 = context }
                 return {}
@@ -101,7 +103,9 @@ struct FetchStageTests {
         stage.submit(to: pool) { ran.withLock { $0 = true } }
         let download = stage.joinDownload { priority in
             Issue.record("a cancelled fetch must not download")
-            return data.subscribe(key: DataFetchKey(dataKey: "photo", isReload: false, headers: [:]), priority: priority, observer: .init(completion: { _ in })) {
+            return data.subscribe(
+                key: DataFetchKey(dataKey: "photo", isReload: false, headers: [:]), priority: priority, observer: .init(completion: { _ in })
+            ) {
                 _, _ in {}
             }
         }

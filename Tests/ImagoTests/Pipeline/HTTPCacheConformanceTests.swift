@@ -103,7 +103,8 @@ struct HTTPCacheConformanceTests {
             #expect(stored.headers[.contentDisposition] == "attachment; filename=\"a.bin\"" && stored.headers[.accessControlAllowOrigin] == "*")
             #expect(stored.headers[HTTPField.Name("Link")!] == "</a.css>; rel=preload" && stored.headers[custom] == "yes")
             #expect(stored.headers[.setCookie] == "id=1")
-            #expect(!stored.headers.contains(HTTPField.Name("X-Hop")!) && !stored.headers.contains(.keepAlive) && !stored.headers.contains(.connection))
+            #expect(
+                !stored.headers.contains(HTTPField.Name("X-Hop")!) && !stored.headers.contains(.keepAlive) && !stored.headers.contains(.connection))
             #expect(stored.headers[values: .age] == ["130"], "100 when received, 30 since")
         }
     }
@@ -137,7 +138,9 @@ struct HTTPCacheConformanceTests {
     func unstoredFields() async throws {
         try await withOrigin { server, pipeline, url in
             origin.set {
-                $0.headers = [.cacheControl: "max-age=600, no-cache=\"Set-Cookie, X-Token\"", .setCookie: "id=1", .xToken: "t", .contentType: "text/plain"]
+                $0.headers = [
+                    .cacheControl: "max-age=600, no-cache=\"Set-Cookie, X-Token\"", .setCookie: "id=1", .xToken: "t", .contentType: "text/plain",
+                ]
             }
             let first = try await pipeline.data(for: ImageRequest(url: url))
             #expect(first.headers[.setCookie] == "id=1", "the download itself is passed on whole")
@@ -167,17 +170,21 @@ struct HTTPCacheConformanceTests {
 
     // MARK: Statuses (RFC 9110 §15.1, RFC 9111 §3, §4.2.2)
 
-    @Test("every final status is answered with its body and fields, and stored with explicit freshness", arguments: [
-        203, 204, 300, 301, 302, 303, 307, 308, 400, 404, 405, 410, 414, 500, 501, 502, 503, 504, 599,
-    ])
+    @Test(
+        "every final status is answered with its body and fields, and stored with explicit freshness",
+        arguments: [
+            203, 204, 300, 301, 302, 303, 307, 308, 400, 404, 405, 410, 414, 500, 501, 502, 503, 504, 599,
+        ])
     func statusesWithExplicitFreshness(status: Int) async throws {
         #expect(try await reused([.cacheControl: "max-age=600", .location: "/elsewhere"], status: status))
     }
 
-    @Test("a status RFC 9110 lets a cache give a heuristic lifetime is stored on Last-Modified alone; the others are not", arguments: [
-        (200, true), (203, true), (204, true), (300, true), (301, true), (308, true), (404, true), (405, true), (410, true), (414, true),
-        (501, true), (302, false), (307, false), (400, false), (403, false), (500, false),
-    ])
+    @Test(
+        "a status RFC 9110 lets a cache give a heuristic lifetime is stored on Last-Modified alone; the others are not",
+        arguments: [
+            (200, true), (203, true), (204, true), (300, true), (301, true), (308, true), (404, true), (405, true), (410, true), (414, true),
+            (501, true), (302, false), (307, false), (400, false), (403, false), (500, false),
+        ])
     func heuristicStatuses(status: Int, cacheable: Bool) async throws {
         let lastModified = HTTPDate.format(clock.date.addingTimeInterval(-100 * 86_400))
         #expect(try await reused([.lastModified: lastModified, .date: HTTPDate.format(clock.date)], status: status) == cacheable)
@@ -217,49 +224,62 @@ struct HTTPCacheConformanceTests {
 
     // MARK: Parsing (RFC 9111 §1.2.2, §5.1, §5.2, §5.3; browsers)
 
-    @Test("Age as browsers read it: the first value of the first line; invalid ones ignored", arguments: [
-        ("abc", true), ("-7200", true), ("7200.0", true), ("7200, 0", false), ("0, 7200", true), ("2147483648", false),
-        ("2147483649", false), ("0, 0", true),
-    ])
+    @Test(
+        "Age as browsers read it: the first value of the first line; invalid ones ignored",
+        arguments: [
+            ("abc", true), ("-7200", true), ("7200.0", true), ("7200, 0", false), ("0, 7200", true), ("2147483648", false),
+            ("2147483649", false), ("0, 0", true),
+        ])
     func ageParsing(age: String, fresh: Bool) async throws {
         #expect(try await reused([.cacheControl: "max-age=3600", .age: age], after: 1) == fresh)
     }
 
     @Test("two Age lines: the first counts")
     func twoAgeLines() async throws {
-        let old = HTTPFields([HTTPField(name: .cacheControl, value: "max-age=3600"), HTTPField(name: .age, value: "7200"), HTTPField(name: .age, value: "0")])
-        let young = HTTPFields([HTTPField(name: .cacheControl, value: "max-age=3600"), HTTPField(name: .age, value: "0"), HTTPField(name: .age, value: "7200")])
+        let old = HTTPFields([
+            HTTPField(name: .cacheControl, value: "max-age=3600"), HTTPField(name: .age, value: "7200"), HTTPField(name: .age, value: "0"),
+        ])
+        let young = HTTPFields([
+            HTTPField(name: .cacheControl, value: "max-age=3600"), HTTPField(name: .age, value: "0"), HTTPField(name: .age, value: "7200"),
+        ])
         #expect(try await !reused(old, after: 1))
         #expect(try await reused(young, after: 1))
     }
 
-    @Test("Expires: future dates in the forms browsers read are fresh; invalid ones are already expired", arguments: [
-        ("Thu, 18 Aug 2050 02:01:18 GMT", true), ("Thursday, 18-Aug-50 02:01:18 GMT", true), ("Thu Aug 18 02:01:18 2050", true),
-        ("THU, 18 AUG 2050 02:01:18 gMT", true), ("Tue, 19 Jan 2038 14:14:08 GMT", true), ("Thu, 18 Aug 2050 02:01:18 UTC", false),
-        ("Thu, 18 Aug 50 02:01:18 GMT", false), ("Thu 18 Aug 2050 02:01:18 GMT", false), ("Thu, 18  Aug  2050 02:01:18 GMT", false),
-        ("Thu, 18-Aug-2050 02:01:18 GMT", false), ("Thu, 18 Aug 2050 02.01.18 GMT", false), ("Thu, 18 Aug 2050 2:01:18 GMT", false),
-        ("0", false),
-    ])
+    @Test(
+        "Expires: future dates in the forms browsers read are fresh; invalid ones are already expired",
+        arguments: [
+            ("Thu, 18 Aug 2050 02:01:18 GMT", true), ("Thursday, 18-Aug-50 02:01:18 GMT", true), ("Thu Aug 18 02:01:18 2050", true),
+            ("THU, 18 AUG 2050 02:01:18 gMT", true), ("Tue, 19 Jan 2038 14:14:08 GMT", true), ("Thu, 18 Aug 2050 02:01:18 UTC", false),
+            ("Thu, 18 Aug 50 02:01:18 GMT", false), ("Thu 18 Aug 2050 02:01:18 GMT", false), ("Thu, 18  Aug  2050 02:01:18 GMT", false),
+            ("Thu, 18-Aug-2050 02:01:18 GMT", false), ("Thu, 18 Aug 2050 02.01.18 GMT", false), ("Thu, 18 Aug 2050 2:01:18 GMT", false),
+            ("0", false),
+        ])
     func expiresParsing(expires: String, fresh: Bool) async throws {
         #expect(try await reused([.expires: expires], after: 1) == fresh)
     }
 
-    @Test("Cache-Control as browsers read it: the first max-age, quoted forms, nothing hidden in quoted strings", arguments: [
-        ("max-age=1800, max-age=1", true), ("max-age=1, max-age=1800", false), ("max-age=\"3600\"", true),
-        ("extension=\"max-age=3600\", max-age=1", false), ("max-age=003600", true), ("max-age='3600'", false), ("max-age=3600.0", false),
-        ("max-age =3600", false), ("MAX-AGE=3600", true), ("max-age=3600, no-cache", false), ("max-age=3600, private", true),
-    ])
+    @Test(
+        "Cache-Control as browsers read it: the first max-age, quoted forms, nothing hidden in quoted strings",
+        arguments: [
+            ("max-age=1800, max-age=1", true), ("max-age=1, max-age=1800", false), ("max-age=\"3600\"", true),
+            ("extension=\"max-age=3600\", max-age=1", false), ("max-age=003600", true), ("max-age='3600'", false), ("max-age=3600.0", false),
+            ("max-age =3600", false), ("MAX-AGE=3600", true), ("max-age=3600, no-cache", false), ("max-age=3600, private", true),
+        ])
     func cacheControlParsing(cacheControl: String, fresh: Bool) async throws {
         #expect(try await reused([.cacheControl: cacheControl], after: 5) == fresh)
     }
 
     // MARK: Request directives (RFC 9111 §5.2.1, §5.4)
 
-    @Test("the request's max-age, min-fresh, no-cache and Pragma: no-cache send a fresh answer to the server; max-stale takes a stale one", arguments: [
-        ("Cache-Control", "max-age=0", 10, false), ("Cache-Control", "max-age=60", 10, true), ("Cache-Control", "min-fresh=3595", 10, false),
-        ("Cache-Control", "no-cache", 10, false), ("Pragma", "no-cache", 10, false), ("Pragma", "x-unknown", 10, true),
-        ("Cache-Control", "max-stale=600", 3700, true), ("Cache-Control", "max-stale", 99_999, true), ("Cache-Control", "max-stale=10", 3700, false),
-    ])
+    @Test(
+        "the request's max-age, min-fresh, no-cache and Pragma: no-cache send a fresh answer to the server; max-stale takes a stale one",
+        arguments: [
+            ("Cache-Control", "max-age=0", 10, false), ("Cache-Control", "max-age=60", 10, true), ("Cache-Control", "min-fresh=3595", 10, false),
+            ("Cache-Control", "no-cache", 10, false), ("Pragma", "no-cache", 10, false), ("Pragma", "x-unknown", 10, true),
+            ("Cache-Control", "max-stale=600", 3700, true), ("Cache-Control", "max-stale", 99_999, true),
+            ("Cache-Control", "max-stale=10", 3700, false),
+        ])
     func requestDirectives(name: String, value: String, after seconds: Int, reusedExpected: Bool) async throws {
         let field = HTTPFields([HTTPField(name: HTTPField.Name(name)!, value: value)])
         #expect(try await reused([.cacheControl: "max-age=3600"], after: seconds, request: field) == reusedExpected)
@@ -323,11 +343,13 @@ struct HTTPCacheConformanceTests {
         }
     }
 
-    @Test("a Range on a fresh stored answer is served from its bytes: first-last, first-, suffix; 416 past the end; whole for another If-Range", arguments: [
-        ("bytes=0-1", nil, 206, "01"), ("bytes=10-", nil, 206, "ABCDEF"), ("bytes=-1", nil, 206, "F"), ("bytes=14-99", nil, 206, "EF"),
-        ("bytes=16-", nil, 416, ""), ("bytes=0-1", "\"a\"", 206, "01"), ("bytes=0-1", "\"b\"", 200, "0123456789ABCDEF"),
-        ("bytes=0-1, 4-5", nil, 200, "0123456789ABCDEF"), ("items=0-1", nil, 200, "0123456789ABCDEF"),
-    ])
+    @Test(
+        "a Range on a fresh stored answer is served from its bytes: first-last, first-, suffix; 416 past the end; whole for another If-Range",
+        arguments: [
+            ("bytes=0-1", nil, 206, "01"), ("bytes=10-", nil, 206, "ABCDEF"), ("bytes=-1", nil, 206, "F"), ("bytes=14-99", nil, 206, "EF"),
+            ("bytes=16-", nil, 416, ""), ("bytes=0-1", "\"a\"", 206, "01"), ("bytes=0-1", "\"b\"", 200, "0123456789ABCDEF"),
+            ("bytes=0-1, 4-5", nil, 200, "0123456789ABCDEF"), ("items=0-1", nil, 200, "0123456789ABCDEF"),
+        ])
     func rangeFromStorage(range: String, ifRange: String?, status: Int, body: String) async throws {
         try await withOrigin { server, pipeline, url in
             origin.set { $0.headers = [.cacheControl: "max-age=600", .eTag: "\"a\""] }

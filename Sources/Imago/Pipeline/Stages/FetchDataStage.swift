@@ -77,38 +77,43 @@ struct FetchDataStage {
         let download = ContinuousClock.now - start
         // 3. The outcome, under the HTTP caching rules.
         switch outcome {
-        case .success(let response) where response.statusCode == 304 && stale != nil:
-            guard let stale else { return .failure(.httpStatus(code: 304, url: url)) }
-            pipeline.metrics.revalidated()
-            let metadata = rules.refreshed(stale, with: response, requestHeaders: request.headers, requestTime: requestTime)
-            let confirmed = StoredEntry(
-                data: stale.data, metadata: metadata,
-                freshness: metadata.freshness(at: rules.now(), maximumHeuristicLifetime: rules.maximumHeuristicLifetime))
-            return .success(
-                FetchedData(
-                    data: stale.data, statusCode: metadata.statusCode, headers: confirmed.servedFields, download: download, source: .disk,
-                    freshness: .revalidated, metadata: metadata.encoded()
-                ))
-        case .success(let response) where DataLoadingError.temporaryStatuses.contains(response.statusCode) && stale.map(rules.allowsStaleOnError) == true:
-            return .success(servingStale(after: .httpStatus(code: response.statusCode, url: url), download: download))
         case .success(let response):
+            if response.statusCode == 304, let stale {
+                return .success(confirmed(stale, by: response, requestTime: requestTime, download: download))
+            }
+            if DataLoadingError.temporaryStatuses.contains(response.statusCode), let stale, rules.allowsStaleOnError(stale) {
+                return .success(servingStale(stale, after: .httpStatus(code: response.statusCode, url: url), download: download))
+            }
             pipeline.metrics.networkLoad(bytes: response.data.count)
             // Without a disk cache nothing is stored: the metadata is not worth making.
             let metadata =
                 pipeline.configuration.dataCache == nil
                 ? nil : rules.metadata(for: response, requestHeaders: request.headers, requestTime: requestTime)
             return .success(
-                FetchedData(data: response.data, statusCode: response.statusCode, headers: response.headers, download: download, metadata: metadata))
+                FetchedData(data: response.data, statusCode: response.statusCode, headers: response.headers, download: download, metadata: metadata)
+            )
         case .failure(let error):
-            guard stale != nil, error.isTemporary, stale.map(rules.allowsStaleOnError) == true else { return .failure(error) }
-            return .success(servingStale(after: error, download: download))
+            guard let stale, error.isTemporary, rules.allowsStaleOnError(stale) else { return .failure(error) }
+            return .success(servingStale(stale, after: error, download: download))
         }
     }
 
+    /// The stored entry, confirmed by a 304: its fields updated, its age restarted.
+    private func confirmed(_ stale: StoredEntry, by response: DataLoadingResponse, requestTime: Date, download: Duration) -> FetchedData {
+        pipeline.metrics.revalidated()
+        let rules = pipeline.cacheRules
+        let metadata = rules.refreshed(stale, with: response, requestHeaders: request.headers, requestTime: requestTime)
+        let entry = StoredEntry(
+            data: stale.data, metadata: metadata,
+            freshness: metadata.freshness(at: rules.now(), maximumHeuristicLifetime: rules.maximumHeuristicLifetime))
+        return FetchedData(
+            data: stale.data, statusCode: metadata.statusCode, headers: entry.servedFields, download: download, source: .disk,
+            freshness: .revalidated, metadata: metadata.encoded())
+    }
+
     /// The stale entry, standing in for the answer the server failed to give.
-    private func servingStale(after error: ImagePipeline.Error, download: Duration) -> FetchedData {
+    private func servingStale(_ entry: StoredEntry, after error: ImagePipeline.Error, download: Duration) -> FetchedData {
         pipeline.logger.info("serving a stale cached copy", metadata: ["key": "\(request.cacheKey)", "error": "\(error)"])
-        let entry = stale ?? StoredEntry(data: Data())
         return FetchedData(
             data: entry.data, statusCode: entry.statusCode, headers: entry.servedFields, download: download, source: .disk,
             freshness: .stale(.networkFailed(error)))
