@@ -10,7 +10,7 @@ import Foundation
 /// Return every final response, whatever its status, with its body: the
 /// pipeline retries temporary statuses (503, 429, ...), stores the statuses
 /// HTTP lets a cache store, answers ``ImagePipeline/data(for:)`` with them,
-/// and fails an image for anything but a 200 or 203. A 304 Not Modified
+/// and fails an image for anything but a 2xx with a whole body. A 304 Not Modified
 /// (to the pipeline's conditional requests) has an empty body. A loader may
 /// also throw ``DataLoadingError/Code/httpStatus(_:)``; then no body or
 /// fields reach the caller.

@@ -86,9 +86,10 @@ extension ImagePipeline {
 
 extension ImageRequest {
     /// What an answer with `statusCode` is to an image request: nothing for
-    /// a full 200 or 203, which is decoded; else that status as an error.
+    /// a 2xx with a whole body, which is decoded; else that status as an
+    /// error (204 and 205 have no body, a 206 is a part).
     func imageStatusError(_ statusCode: Int) -> ImagePipeline.Error? {
-        guard statusCode != 200, statusCode != 203 else { return nil }
+        guard !(200...299).contains(statusCode) || [204, 205, 206].contains(statusCode) else { return nil }
         return .httpStatus(code: statusCode, url: url ?? URL(fileURLWithPath: cacheKey))
     }
 }

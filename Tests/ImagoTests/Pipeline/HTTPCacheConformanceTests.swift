@@ -215,6 +215,26 @@ struct HTTPCacheConformanceTests {
         }
     }
 
+    @Test("the image path decodes a 2xx with a whole body (a 201 too) and fails on 204 and on a 206 as those statuses", arguments: [201, 204, 206])
+    func imageStatuses(status: Int) async throws {
+        try await withOrigin { _, pipeline, url in
+            origin.set {
+                $0.status = status
+                $0.body = VersionedImage.body(version: 1)
+            }
+            if status == 201 {
+                let decoded = try await pipeline.image(for: url)
+                #expect(decoded.image.width == 41)
+                return
+            }
+            let error = await #expect(throws: ImagePipeline.Error.self) { try await pipeline.image(for: url) }
+            guard case .httpStatus(status, url)? = error else {
+                Issue.record("\(String(describing: error))")
+                return
+            }
+        }
+    }
+
     @Test("must-understand: no-store is set aside for a status this cache knows, not for one it does not")
     func mustUnderstand() async throws {
         #expect(try await reused([.cacheControl: "max-age=3600, no-store, must-understand"], status: 200))
