@@ -33,7 +33,7 @@ struct HTTPCacheMetadata: Sendable, Equatable {
     /// not be reused without the server's word.
     static func storable(_ fields: HTTPFields) -> HTTPFields {
         let connection = fields[values: .connection].flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIISpaces().lowercased() }
-        // Only a qualified no-cache has an `=` after its name: most responses skip the parse.
+        // Only a quoted no-cache argument names fields: most responses skip the parse.
         let cacheControl = fields[values: .cacheControl]
         let noCacheFields = cacheControl.contains { $0.contains("=\"") } ? CacheControl(cacheControl).noCacheFields : []
         let dropped = Set(connection + noCacheFields)

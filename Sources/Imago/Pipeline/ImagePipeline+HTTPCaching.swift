@@ -48,9 +48,9 @@ struct CacheRules: Sendable {
         guard !cached.metadata.isEmpty else {
             // Stored by the app or a data provider: nothing to validate against.
             let entry = StoredEntry(data: cached.data)
-            return networkPolicy == .revalidate ? .revalidate(entry) : networkPolicy == .reload ? .skip : .serve(.fresh, entry)
+            return networkPolicy == .revalidate ? .revalidate(entry) : .serve(.fresh, entry)
         }
-        guard networkPolicy != .reload, let metadata = HTTPCacheMetadata(decoding: cached.metadata) else { return .skip }
+        guard let metadata = HTTPCacheMetadata(decoding: cached.metadata) else { return .skip }
         let freshness = metadata.freshness(at: now(), maximumHeuristicLifetime: maximumHeuristicLifetime)
         var entry = StoredEntry(data: cached.data, metadata: metadata, freshness: freshness)
         if policy == .ignoreHTTPHeaders { return networkPolicy == .revalidate ? .revalidate(entry) : .serve(.fresh, entry) }
