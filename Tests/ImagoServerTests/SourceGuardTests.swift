@@ -96,6 +96,14 @@ struct SourceGuardTests {
         let loaded = try await loader.loadData(for: DataRequest(url: url)) { _ in }
         #expect(loaded.data == Self.png)
         #expect(allowed.lastRequest("/a.png")?.headers[HTTPField.Name("Host")!] == "localhost:\(allowed.port)")
+
+        // With no redirects to follow, a guarded loader returns the redirect as it came.
+        allowed.setRoute("/moved", .redirect(to: "/a.png", status: 308))
+        let unfollowed = HTTPDataLoader(configuration: .init(maximumRedirects: 0, sourceGuard: Pinned()))
+        let moved = try await unfollowed.loadData(for: DataRequest(url: URL(string: "http://localhost:\(allowed.port)/moved")!)) { _ in }
+        #expect(moved.statusCode == 308 && moved.headers[.location] == "/a.png" && allowed.requestCount("/a.png") == 1)
+        try await unfollowed.shutdown()
+        try await loader.shutdown()
         try await allowed.shutdown()
     }
 

@@ -7,12 +7,17 @@ extension ImagePipeline {
     /// Loads the bytes for `request` without decoding them: for bodies that
     /// are not images (SVG, Lottie, JSON manifests) or that are passed on as
     /// they are. The disk cache is read and written under the same HTTP
-    /// rules as images, and any body the server lets be stored is stored,
-    /// image or not. The request's size, content mode and processors are
-    /// ignored; cancelling the calling task cancels the load.
+    /// rules as images, and any answer the server lets be stored is stored,
+    /// image or not, whatever its status. The answer comes back with its
+    /// status and fields (a 404 page is a response, not an error; errors are
+    /// failures to get an answer). The request's fields are sent, and its
+    /// cache directives and Range are honoured. The request's size, content
+    /// mode and processors are ignored; cancelling the calling task cancels
+    /// the load.
     ///
     /// ```swift
     /// let manifest = try await pipeline.data(for: ImageRequest(url: manifestURL))
+    /// guard manifest.statusCode == 200 else { throw ManifestError.status(manifest.statusCode) }
     /// let decoded = try JSONDecoder().decode(Manifest.self, from: manifest.data)
     /// ```
     public func data(for request: ImageRequest) async throws(ImagePipeline.Error) -> DataResponse {
