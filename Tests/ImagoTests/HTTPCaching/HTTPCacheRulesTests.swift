@@ -81,6 +81,22 @@ struct HTTPCacheRulesTests {
         #expect(HTTPDate.parse(text) == nil)
     }
 
+    @Test("3,000 seeded random field values of HTTP's punctuation give a value or nil from every parser, never a crash")
+    func randomFieldValues() {
+        var generator = SeededGenerator(seed: 25)
+        let alphabet = Array("max-age=no-cache\"\\, ;=0123456789 \t-GMTSunNov:bytes".unicodeScalars) + ["\u{0}", "\u{FF}", "é"]
+        for _ in 0..<3000 {
+            let length = Int.random(in: 0...40, using: &generator)
+            let text = String(String.UnicodeScalarView((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
+            let directives = CacheControl([text, text])
+            #expect(directives.maxAge.map { (0...(1 << 31)).contains($0) } ?? true, "\(text)")
+            _ = CacheControl(request: [.cacheControl: text, .pragma: text])
+            _ = HTTPDate.parse(text)
+            _ = HTTPCacheMetadata.ageValue([.age: text])
+            if let range = ByteRange(text) { _ = range.bounds(in: Int.random(in: 0...100, using: &generator)) }
+        }
+    }
+
     @Test("Age: the first value of the first line if it is delta-seconds, capped at 2^31; anything else is ignored")
     func ageParsing() {
         #expect(HTTPCacheMetadata.ageValue([.age: "7200, 0"]) == 7200)
