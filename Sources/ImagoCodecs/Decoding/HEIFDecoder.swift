@@ -15,6 +15,8 @@ public struct HEIFDecoder: ImageDecoding {
     public func canDecode(_ format: ImageFormat) -> Bool { format == .heic }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        // libheif follows item references by recursion: a loop would overflow the stack.
+        if let problem = HEIFItemReferences.problem(in: data) { throw ImageDecodingError(code: .corrupt, format: .heic, detail: problem) }
         guard let context = heif_context_alloc() else {
             throw ImageDecodingError(code: .corrupt, format: .heic, detail: "libheif could not start")
         }

@@ -121,6 +121,34 @@ struct AVIFAndHEIFDecoderTests {
         #expect(error?.code == .corrupt && error?.detail == "decodes to 158x48, declares 64x48", "\(String(describing: error))")
     }
 
+    /// A HEIF file's boxes down to `iref`, with one `dimg` reference per pair: no image, only references.
+    static func heifReferences(_ pairs: [(from: UInt16, to: UInt16)]) -> Data {
+        func box(_ type: String, _ body: [UInt8]) -> [UInt8] {
+            let size = UInt32(8 + body.count)
+            return withUnsafeBytes(of: size.bigEndian, Array.init) + Array(type.utf8) + body
+        }
+        let references = pairs.flatMap { pair in
+            box("dimg", withUnsafeBytes(of: pair.from.bigEndian, Array.init) + [0, 1] + withUnsafeBytes(of: pair.to.bigEndian, Array.init))
+        }
+        let meta = box("meta", [0, 0, 0, 0] + box("iref", [0, 0, 0, 0] + references))
+        return Data(box("ftyp", Array("heic".utf8) + [0, 0, 0, 0] + Array("mif1heic".utf8)) + meta)
+    }
+
+    @Test("a HEIC whose derived images loop or nest too deep is refused before libheif, whose recursion would overflow the stack")
+    func referenceLoops() throws {
+        let loop = #expect(throws: ImageDecodingError.self) { try HEIFDecoder().decode(Self.heifReferences([(2, 2)]), options: options) }
+        #expect(loop?.detail == "item 2 is derived from itself")
+        let cycle = HEIFItemReferences.problem(in: Self.heifReferences([(1, 2), (2, 3), (3, 1)]))
+        #expect(cycle?.hasSuffix("is derived from itself") == true)
+        let deep = (1...40).map { (from: UInt16($0), to: UInt16($0 + 1)) }
+        #expect(HEIFItemReferences.problem(in: Self.heifReferences(deep)) == "derived images nest deeper than 16")
+        #expect(HEIFItemReferences.problem(in: Self.heifReferences([(1, 2), (1, 3), (1, 2), (4, 2)])) == nil, "shared tiles are no loop")
+        let grid = try Data(contentsOf: FuzzRegressionTests.root.appendingPathComponent("heic/grid-larger-than-ispe.heic"))
+        #expect(HEIFItemReferences.problem(in: grid) == nil)
+        let selfReferring = try Data(contentsOf: FuzzRegressionTests.root.appendingPathComponent("heic/grid-refers-to-itself.heic"))
+        #expect(HEIFItemReferences.problem(in: selfReferring) == "item 2 is derived from itself")
+    }
+
     @Test("truncated AVIF and HEIC are errors of their format; a bit-flipped one decodes to the same image every time, or is such an error")
     func damagedInput() throws {
         let directory = TemporaryDirectory()
