@@ -20,29 +20,36 @@ enum HEIFItemReferences {
         }
     }
 
-    /// The decoding order as edges, item to the items its decoding needs:
+    /// The references as edges, item to the items its decoding may need:
     /// a derived image to its sources, an image to its auxiliary images
-    /// (alpha, depth), and any other reference from its source to its
-    /// target. Thumbnail and metadata links are not followed by a decode.
+    /// (alpha, depth) and thumbnails, and any other reference from its
+    /// source to its target. Read as libheif 1.15 reads them: the first
+    /// `meta`, its first `iref`, whose entries are read one after another
+    /// whatever sizes they declare (an entry cut short counts its targets
+    /// as item 0). `nil` if there is none, or if libheif would refuse the
+    /// boxes around it.
     private static func edges(in file: UnsafeRawBufferPointer) -> [UInt32: [UInt32]]? {
         guard let meta = child("meta", of: file[...]), meta.count >= 4,
             let iref = child("iref", of: meta.dropFirst(4)), let version = iref.first
         else { return nil }
         let idSize = version == 0 ? 2 : 4
         var edges: [UInt32: [UInt32]] = [:]
-        var boxes = iref.dropFirst(4)
-        while let (type, body, rest) = nextBox(boxes) {
-            boxes = rest
-            var reader = body
-            guard let from = integer(&reader, size: idSize), let count = integer(&reader, size: 2) else { continue }
+        var reader = iref.dropFirst(4)
+        while !reader.isEmpty {
+            let size = integer(&reader, size: 4)
+            guard let type = reader.count >= 4 ? String(decoding: reader.prefix(4), as: UTF8.self) : nil else { break }
+            reader = reader.dropFirst(4)
+            if size == 1 { _ = integer64(&reader) }
+            if type == "uuid" { reader = reader.dropFirst(16) }
+            let from = integer(&reader, size: idSize) ?? 0
+            let count = integer(&reader, size: 2) ?? 0
             var targets: [UInt32] = []
             for _ in 0..<count {
-                guard let to = integer(&reader, size: idSize) else { break }
-                targets.append(to)
+                targets.append(integer(&reader, size: idSize) ?? 0)
+                if reader.isEmpty { break }
             }
             switch type {
-            case "thmb", "cdsc": continue
-            case "auxl": for target in targets { edges[target, default: []].append(from) }
+            case "auxl", "thmb": for target in targets { edges[target, default: []].append(from) }
             default: edges[from, default: []] += targets
             }
         }
@@ -81,7 +88,8 @@ enum HEIFItemReferences {
 
     private typealias Bytes = Slice<UnsafeRawBufferPointer>
 
-    /// The body of the first box of `type` among `boxes`.
+    /// The body of the first box of `type` among `boxes`; `nil` if there
+    /// is none before a box that does not fit (which libheif refuses).
     private static func child(_ type: String, of boxes: Bytes) -> Bytes? {
         var rest = boxes
         while let (found, body, next) = nextBox(rest) {
@@ -112,8 +120,13 @@ enum HEIFItemReferences {
         return (type, body, boxes[(boxes.startIndex + size)...])
     }
 
+    /// A big-endian integer of `size` bytes; `nil`, with nothing left to
+    /// read, if fewer remain (as libheif's reader skips to the box's end).
     private static func integer(_ reader: inout Bytes, size: Int) -> UInt32? {
-        guard reader.count >= size else { return nil }
+        guard reader.count >= size else {
+            reader = reader.suffix(0)
+            return nil
+        }
         let value = reader.prefix(size).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         reader = reader.dropFirst(size)
         return value
