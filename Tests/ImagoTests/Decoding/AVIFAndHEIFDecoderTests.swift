@@ -147,7 +147,8 @@ struct AVIFAndHEIFDecoderTests {
         #expect(HEIFItemReferences.problem(in: grid) == nil)
         for name in ["grid-refers-to-itself", "grid-refers-to-itself-oversized-entry"] {
             let selfReferring = try Data(contentsOf: FuzzRegressionTests.root.appendingPathComponent("heic/\(name).heic"))
-            #expect(HEIFItemReferences.problem(in: selfReferring) == "item 2 is derived from itself", "\(name): entries are read as libheif reads them")
+            #expect(
+                HEIFItemReferences.problem(in: selfReferring) == "item 2 is derived from itself", "\(name): entries are read as libheif reads them")
         }
     }
 
