@@ -66,7 +66,7 @@ extension HTTPCacheMetadata {
     /// RFC 9111 §4.2.1: max-age, else Expires minus Date; `nil` if the
     /// response has neither. An invalid Expires, or more than one, means
     /// already expired (§5.3).
-    func explicitLifetime(_ cacheControl: CacheControl, date: Date) -> Double? {
+    private func explicitLifetime(_ cacheControl: CacheControl, date: Date) -> Double? {
         if let maxAge = cacheControl.maxAge { return Double(maxAge) }
         let expires = headers[values: .expires]
         guard !expires.isEmpty else { return nil }

@@ -92,8 +92,8 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
         )
     }
 
-    /// What arrived of a 2xx body before a failure, if it can be continued
-    /// with a Range request (not content-encoded).
+    /// What arrived of the body before a failure, if it was sent as it is
+    /// (not content-encoded); `PartialDownload` continues only a 200's or a 206's.
     var partial: DataLoadingResponse? {
         let received = state.withLock { $0 }
         guard let head = received.head, !received.isEncoded, received.count > 0 else { return nil }

@@ -88,13 +88,3 @@ extension ImagePipeline {
         )
     }
 }
-
-extension ImageRequest {
-    /// What an answer with `statusCode` is to an image request: nothing for
-    /// a 2xx with a whole body, which is decoded; else that status as an
-    /// error (204 and 205 have no body, a 206 is a part).
-    func imageStatusError(_ statusCode: Int) -> ImagePipeline.Error? {
-        guard !(200...299).contains(statusCode) || [204, 205, 206].contains(statusCode) else { return nil }
-        return .httpStatus(code: statusCode, url: url ?? URL(fileURLWithPath: cacheKey))
-    }
-}

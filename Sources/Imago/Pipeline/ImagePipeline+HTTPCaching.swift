@@ -44,7 +44,8 @@ struct CacheRules: Sendable {
     /// What `cached` may be used for, under the response's directives and
     /// the request's own (RFC 9111 §4, §5.2.1).
     func use(_ cached: CachedData, for request: ImageRequest) -> Use {
-        let networkPolicy = request.effectiveNetworkPolicy
+        let directives = request.cacheDirectives
+        let networkPolicy = request.networkPolicy(under: directives)
         guard !cached.metadata.isEmpty else {
             // Stored by the app or a data provider: nothing to validate against.
             let entry = StoredEntry(data: cached.data)
@@ -60,7 +61,7 @@ struct CacheRules: Sendable {
             entry.matchesRequest = false
             return .revalidate(entry)
         }
-        let verdict = freshness.verdict(for: request.headers.isEmpty ? nil : CacheControl(request: request.headers))
+        let verdict = freshness.verdict(for: directives)
         switch networkPolicy {
         case .reload:
             return .skip

@@ -50,11 +50,10 @@ extension DataResponse {
     /// once it is stale.
     public func remainingLifetime(at now: Date = Date()) -> Duration? {
         let metadata = HTTPCacheMetadata(statusCode: statusCode, responseHeaders: headers, requestHeaders: [:], requestTime: now, responseTime: now)
-        let cacheControl = metadata.cacheControl
-        if cacheControl.noStore || cacheControl.noCache { return .zero }
-        let date = headers.first(.date).flatMap(HTTPDate.parse) ?? now
-        guard let lifetime = metadata.explicitLifetime(cacheControl, date: date) else { return nil }
-        let age = metadata.freshness(at: now, maximumHeuristicLifetime: 0).age
-        return .seconds(max(0, Int(lifetime - age)))
+        // Without a heuristic, the lifetime is the explicit one, or 0 when there is none.
+        let freshness = metadata.freshness(at: now, maximumHeuristicLifetime: 0)
+        if freshness.cacheControl.noStore || freshness.cacheControl.noCache { return .zero }
+        guard freshness.cacheControl.maxAge != nil || headers.contains(.expires) else { return nil }
+        return .seconds(max(0, Int(freshness.lifetime - freshness.age)))
     }
 }

@@ -115,12 +115,18 @@ public struct ImageRequest: Sendable {
     /// The key its download is shared under.
     var dataFetchKey: DataFetchKey { DataFetchKey(dataKey: cacheKey, isReload: networkPolicy == .reload, headers: headers) }
 
-    /// The network policy in effect: ``networkPolicy``, or `.cacheOnly` when
-    /// the request's fields say `Cache-Control: only-if-cached`.
-    var effectiveNetworkPolicy: NetworkPolicy {
-        guard !headers.isEmpty, networkPolicy != .cacheOnly, CacheControl(request: headers).onlyIfCached else { return networkPolicy }
-        return .cacheOnly
+    /// The cache directives of the request's fields (Cache-Control, else
+    /// Pragma); `nil` without fields, the usual case, so that nothing is parsed.
+    var cacheDirectives: CacheControl? { headers.isEmpty ? nil : CacheControl(request: headers) }
+
+    /// The network policy in effect under `directives`: ``networkPolicy``,
+    /// or `.cacheOnly` when they say `only-if-cached`.
+    func networkPolicy(under directives: CacheControl?) -> NetworkPolicy {
+        directives?.onlyIfCached == true ? .cacheOnly : networkPolicy
     }
+
+    /// The network policy in effect under the request's own fields.
+    var effectiveNetworkPolicy: NetworkPolicy { networkPolicy(under: cacheDirectives) }
 
     /// A cache key for `url` without the named query items: for URLs that
     /// carry a rotating token (`?token=...`) so that each token does not
