@@ -32,17 +32,25 @@ struct HTTPCacheMetadata: Sendable, Equatable {
     /// names), nor those a qualified `no-cache` names (§5.2.2.4), which may
     /// not be reused without the server's word.
     static func storable(_ fields: HTTPFields) -> HTTPFields {
-        let connection = fields[values: .connection].flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIISpaces().lowercased() }
-        // Only a quoted no-cache argument names fields: most responses skip the parse.
-        let cacheControl = fields[values: .cacheControl]
-        let noCacheFields = cacheControl.contains { $0.contains("=\"") } ? CacheControl(cacheControl).noCacheFields : []
-        let dropped = Set(connection + noCacheFields)
-        guard !dropped.isEmpty || fields.contains(where: { hopByHop.contains($0.name) }) else { return fields }
+        // One pass over the names first: most responses have nothing to drop, and are kept as they are.
+        var dropped: Set<String> = []
+        var dropsAny = false
+        for field in fields {
+            if field.name == .connection {
+                dropped.formUnion(field.value.split(separator: ",").map { $0.trimmingASCIISpaces().lowercased() })
+            } else if field.name == .cacheControl, field.value.utf8.contains(UInt8(ascii: "\"")) {
+                // Only a quoted no-cache argument names fields (a byte scan: String.contains goes through NSString).
+                dropped.formUnion(CacheControl([field.value]).noCacheFields)
+            }
+            dropsAny = dropsAny || hopByHop.contains(field.name)
+        }
+        guard dropsAny || !dropped.isEmpty else { return fields }
         return fields.filter { !hopByHop.contains($0.name) && !dropped.contains($0.name.canonicalName) }
     }
 
-    /// Fields that belong to one connection, never stored (RFC 9110 §7.6.1, RFC 9111 §3.1).
-    private static let hopByHop: Set<HTTPField.Name> = [
+    /// Fields that belong to one connection, never stored (RFC 9110 §7.6.1, RFC 9111 §3.1);
+    /// an array: a few short names compare faster than they hash.
+    private static let hopByHop: [HTTPField.Name] = [
         .connection, .keepAlive, .proxyConnection, .te, .transferEncoding, .upgrade, .proxyAuthenticate, .proxyAuthenticationInfo,
         .proxyAuthorization,
     ]

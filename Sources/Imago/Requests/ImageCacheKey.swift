@@ -81,7 +81,15 @@ struct ImageFetchKey: Hashable, Sendable, CustomStringConvertible {
 struct DataFetchKey: Hashable, Sendable, CustomStringConvertible {
     let dataKey: String
     let isReload: Bool
-    let headers: HTTPFields
+    /// The request's fields; `nil` for none, the usual case, which then
+    /// costs the key no reference to count.
+    let headers: HTTPFields?
+
+    init(dataKey: String, isReload: Bool, headers: HTTPFields) {
+        self.dataKey = dataKey
+        self.isReload = isReload
+        self.headers = headers.isEmpty ? nil : headers
+    }
 
     var description: String { dataKey }
 }
