@@ -56,30 +56,36 @@ enum HEIFItemReferences {
         return edges
     }
 
-    /// A loop, or a path longer than ``maximumDepth``, found depth-first
+    /// A loop, or a chain longer than ``maximumDepth``, found depth-first
     /// with a stack of its own (the file must not decide this one's depth).
+    /// Each item's height (the longest chain below it) is kept once it is
+    /// done, so the answer does not depend on where the search starts.
     private static func problem(in edges: [UInt32: [UInt32]]) -> String? {
-        enum Mark { case onPath, done }
+        enum Mark {
+            case onPath
+            case done(height: Int)
+        }
         var marks: [UInt32: Mark] = [:]
         for root in edges.keys where marks[root] == nil {
-            var path: [(item: UInt32, next: Int)] = [(root, 0)]
+            var path: [(item: UInt32, next: Int, height: Int)] = [(root, 0, 1)]
             marks[root] = .onPath
-            while let (item, next) = path.last {
+            while let (item, next, height) = path.last {
                 let targets = edges[item] ?? []
                 guard next < targets.count else {
-                    marks[item] = .done
+                    marks[item] = .done(height: height)
                     path.removeLast()
+                    if !path.isEmpty { path[path.count - 1].height = max(path[path.count - 1].height, height + 1) }
+                    if height > maximumDepth { return "derived images nest deeper than \(maximumDepth)" }
                     continue
                 }
                 path[path.count - 1].next += 1
                 let target = targets[next]
                 switch marks[target] {
                 case .onPath: return "item \(target) is derived from itself"
-                case .done: continue
+                case .done(let below): path[path.count - 1].height = max(height, below + 1)
                 case nil:
-                    guard path.count < maximumDepth else { return "derived images nest deeper than \(maximumDepth)" }
                     marks[target] = .onPath
-                    path.append((target, 0))
+                    path.append((target, 0, 1))
                 }
             }
         }

@@ -142,6 +142,13 @@ struct AVIFAndHEIFDecoderTests {
         #expect(cycle?.hasSuffix("is derived from itself") == true)
         let deep = (1...40).map { (from: UInt16($0), to: UInt16($0 + 1)) }
         #expect(HEIFItemReferences.problem(in: Self.heifReferences(deep)) == "derived images nest deeper than 16")
+        // Wherever the search starts (the order follows the item numbers' hashes), a deep chain is found.
+        var generator = SeededGenerator(seed: 16)
+        for _ in 0..<200 {
+            let items = Array(Set((0..<40).map { _ in UInt16.random(in: 1...60_000, using: &generator) })).shuffled(using: &generator)
+            let chain = zip(items, items.dropFirst()).map { (from: $0, to: $1) }
+            #expect(HEIFItemReferences.problem(in: Self.heifReferences(chain)) == "derived images nest deeper than 16", "\(items)")
+        }
         #expect(HEIFItemReferences.problem(in: Self.heifReferences([(1, 2), (1, 3), (1, 2), (4, 2)])) == nil, "shared tiles are no loop")
         let grid = try Data(contentsOf: FuzzRegressionTests.root.appendingPathComponent("heic/grid-larger-than-ispe.heic"))
         #expect(HEIFItemReferences.problem(in: grid) == nil)
