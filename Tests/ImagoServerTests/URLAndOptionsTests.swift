@@ -88,8 +88,8 @@ struct URLAndOptionsTests {
         #expect(path.options == ["w:256", "h:100"])
         #expect(path.source == source)
 
-        let plain = try ImageURLPath("/unsafe/fit:crop/plain/https%3A%2F%2Fimages.example.com%2Fa%20b.jpg%3Fx%3D1")
-        #expect(plain.options == ["fit:crop"])
+        let plain = try ImageURLPath("/unsafe/rt:fill/plain/https%3A%2F%2Fimages.example.com%2Fa%20b.jpg%3Fx%3D1")
+        #expect(plain.options == ["rt:fill"])
         #expect(plain.source == "https://images.example.com/a b.jpg?x=1")
         // Slashes may stay unencoded after plain/.
         #expect(try ImageURLPath("/unsafe/plain/http://127.0.0.2:9/dir/a.png").source == "http://127.0.0.2:9/dir/a.png")
@@ -140,35 +140,5 @@ struct URLAndOptionsTests {
         // bytes are nil, as here) and drops a leading byte order mark.
         #expect(ImageURLPath.percentDecoded("%A9") == nil)
         #expect(ImageURLPath.percentDecoded("%EF%BB%BFa") == "\u{FEFF}a")
-    }
-
-    @Test("options: read, bounded, dpr applied, presets expanded, one spelling per meaning")
-    func options() throws {
-        let options = try ProcessingOptions(segments: ["w:256", "h:128", "fit:crop", "q:70", "f:webp", "dpr:2", "blur:3", "gray", "r:8"])
-        #expect(options.width == 512 && options.height == 256)
-        #expect(options.fit == .crop && options.quality == 70 && options.format == .webp)
-        #expect(options.blur == 6 && options.grayscale && options.cornerRadius == 16)
-        // Long names, a later value winning, and a preset spell the same thing.
-        let spelled = try ProcessingOptions(segments: [
-            "width:100", "width:512", "height:256", "fit:crop", "quality:70", "format:webp", "blur:6", "grayscale", "radius:16",
-        ])
-        #expect(spelled.cacheKey == options.cacheKey)
-        let preset = try ProcessingOptions(
-            segments: ["p:card", "f:webp"], presets: ["card": ["w:512", "h:256", "fit:crop", "q:70", "blur:6", "gray", "r:16", "f:png"]])
-        #expect(preset == options)
-        #expect(try ProcessingOptions(segments: []).cacheKey != options.cacheKey)
-
-        let bad: [(Substring, String)] = [
-            ("w:8193", "w:8193"), ("h:-1", "h:-1"), ("w:abc", "w:abc"), ("q:0", "q:0"), ("q:101", "q:101"),
-            ("dpr:5", "dpr:5"), ("dpr:0.5", "dpr:0.5"), ("blur:101", "blur:101"), ("fit:stretch", "fit:stretch"),
-            ("f:bmp", "f:bmp"), ("gray:2", "gray:2"), ("zoom:2", "zoom:2"), ("p:nope", "p:nope"), ("w", "w"),
-        ]
-        for (segment, named) in bad {
-            let error = #expect(throws: OptionError.self) { try ProcessingOptions(segments: [segment]) }
-            #expect(error?.option == named)
-        }
-        // The dpr may not push a side past the limit.
-        let error = #expect(throws: OptionError.self) { try ProcessingOptions(segments: ["w:5000", "dpr:2"]) }
-        #expect(error?.description.contains("8192") == true)
     }
 }

@@ -10,6 +10,15 @@ public enum ImageOrientation: Int, Sendable, Hashable {
     /// Whether showing the image upright swaps its width and height.
     public var swapsDimensions: Bool { rawValue >= 5 }
 
+    /// The orientation that turns an upright image back as it was stored.
+    public var inverse: ImageOrientation {
+        switch self {
+        case .right: .left
+        case .left: .right
+        default: self
+        }
+    }
+
     /// `image` turned upright.
     public func apply(to image: Image) -> Image {
         guard self != .up else { return image }

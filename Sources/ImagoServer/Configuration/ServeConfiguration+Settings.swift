@@ -64,24 +64,6 @@ extension ServeConfiguration {
                 }
             }
         ),
-        Setting(
-            flag: "preset", variable: "IMAGO_PRESETS", valueName: "NAME=OPTIONS",
-            summary: "Options that p:NAME stands for, e.g. thumb=w:256/h:256/fit:crop", isRepeatable: true, listSeparator: ";",
-            defaultText: { _ in "none" },
-            apply: { values, configuration throws(ConfigurationError) in
-                configuration.service.presets = [:]
-                for text in values {
-                    guard let equals = text.firstIndex(of: "="), equals != text.startIndex else { throw ConfigurationError("expected NAME=OPTIONS") }
-                    let segments = text[text.index(after: equals)...].split(separator: "/")
-                    do {
-                        _ = try ProcessingOptions(segments: segments)
-                    } catch {
-                        throw ConfigurationError("\(error)")
-                    }
-                    configuration.service.presets[String(text[..<equals])] = segments
-                }
-            }
-        ),
         seconds("max-age", "Cache-Control max-age of images, at most the source's remaining freshness", \.service.maxAge),
         seconds("error-max-age", "Cache-Control max-age of error answers", \.service.errorMaxAge),
         count(
@@ -116,7 +98,7 @@ extension ServeConfiguration {
         choice("log-level", "LEVEL", "How much is logged", \.logLevel, Logger.Level.allCases),
         choice("log-format", "FORMAT", "How log lines are written", \.logFormat, LogFormat.allCases),
         switchSetting("demo", "Also serve a generated gallery as the source, and pages of its thumbnails at /", \.demo),
-    ]
+    ] + processingSettings
 
     /// The settings as `--help` lists them: each flag, then what it does.
     public static var settingsHelp: String {
@@ -168,9 +150,9 @@ extension ServeConfiguration {
 
     // MARK: Kinds of setting
 
-    private static func variable(_ flag: String) -> String { "IMAGO_" + flag.uppercased().replacingOccurrences(of: "-", with: "_") }
+    static func variable(_ flag: String) -> String { "IMAGO_" + flag.uppercased().replacingOccurrences(of: "-", with: "_") }
 
-    private static func text(_ flag: String, _ valueName: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, String> & Sendable)
+    static func text(_ flag: String, _ valueName: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, String> & Sendable)
         -> Setting
     {
         Setting(
@@ -180,7 +162,7 @@ extension ServeConfiguration {
         )
     }
 
-    private static func list<Element>(
+    static func list<Element>(
         _ flag: String, _ valueName: String, variable name: String? = nil, _ summary: String,
         _ path: WritableKeyPath<ServeConfiguration, [Element]> & Sendable, default text: String,
         _ parseElement: @escaping @Sendable (String) throws(ConfigurationError) -> Element
@@ -196,7 +178,7 @@ extension ServeConfiguration {
         )
     }
 
-    private static func switchSetting(_ flag: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Bool> & Sendable) -> Setting {
+    static func switchSetting(_ flag: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Bool> & Sendable) -> Setting {
         Setting(
             flag: flag, variable: variable(flag), valueName: "", summary: summary, isRepeatable: false, listSeparator: ",",
             defaultText: { $0[keyPath: path] ? "on" : "off" },
@@ -204,24 +186,24 @@ extension ServeConfiguration {
         )
     }
 
-    private static func count(
+    static func count(
         _ flag: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Int> & Sendable, default text: String? = nil
     ) -> Setting {
         number(flag, "COUNT", summary, path, scale: 1, default: text)
     }
 
     /// Seconds into an `Int` field (a max-age).
-    private static func seconds(_ flag: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Int> & Sendable) -> Setting {
+    static func seconds(_ flag: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Int> & Sendable) -> Setting {
         number(flag, "SECONDS", summary, path, scale: 1, default: nil)
     }
 
-    private static func mebibytes(
+    static func mebibytes(
         _ flag: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Int> & Sendable, default text: String? = nil
     ) -> Setting {
         number(flag, "MIB", summary, path, scale: 1 << 20, default: text)
     }
 
-    private static func number(
+    static func number(
         _ flag: String, _ valueName: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Int> & Sendable, scale: Int,
         default text: String?
     ) -> Setting {
@@ -234,7 +216,7 @@ extension ServeConfiguration {
         )
     }
 
-    private static func duration(_ flag: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Duration> & Sendable) -> Setting {
+    static func duration(_ flag: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Duration> & Sendable) -> Setting {
         Setting(
             flag: flag, variable: variable(flag), valueName: "SECONDS", summary: summary, isRepeatable: false, listSeparator: ",",
             defaultText: { String($0[keyPath: path].components.seconds) },
@@ -244,7 +226,7 @@ extension ServeConfiguration {
         )
     }
 
-    private static func choice<Value: RawRepresentable<String> & Sendable>(
+    static func choice<Value: RawRepresentable<String> & Sendable>(
         _ flag: String, _ valueName: String, _ summary: String, _ path: WritableKeyPath<ServeConfiguration, Value> & Sendable, _ cases: [Value]
     ) -> Setting {
         let names = "one of " + cases.map(\.rawValue).joined(separator: ", ")
@@ -258,7 +240,7 @@ extension ServeConfiguration {
     }
 
     /// The last of `values`, parsed; an error saying what was expected.
-    private static func parse<Value>(_ values: [String], as expected: String, _ parse: (String) throws(ConfigurationError) -> Value?)
+    static func parse<Value>(_ values: [String], as expected: String, _ parse: (String) throws(ConfigurationError) -> Value?)
         throws(ConfigurationError) -> Value
     {
         guard let text = values.last?.trimmingCharacters(in: .whitespaces), let value = try parse(text) else {
@@ -267,7 +249,7 @@ extension ServeConfiguration {
         return value
     }
 
-    private static func parseSwitch(_ values: [String]) throws(ConfigurationError) -> Bool {
+    static func parseSwitch(_ values: [String]) throws(ConfigurationError) -> Bool {
         try parse(values, as: "1, true, yes, 0, false or no") { text in
             switch text.lowercased() {
             case "1", "true", "yes", "on": true
@@ -278,7 +260,7 @@ extension ServeConfiguration {
     }
 
     /// The last of `values` as a whole number times `scale`, refused where it would overflow.
-    private static func parseNumber(_ values: [String], as expected: String, scale: Int) throws(ConfigurationError) -> Int {
+    static func parseNumber(_ values: [String], as expected: String, scale: Int) throws(ConfigurationError) -> Int {
         let value = try parse(values, as: expected) { Int($0) }
         let (result, overflow) = value.multipliedReportingOverflow(by: scale)
         guard !overflow else { throw ConfigurationError("too large") }

@@ -43,8 +43,16 @@ extension ServiceError: CoalescingFailure {
     /// 400: the URL's path or options do not parse.
     init(_ error: PathError) { self.init(.badRequest, error.description) }
 
-    /// 400: an option is unknown or out of bounds.
-    init(_ error: OptionError) { self.init(.badRequest, error.description) }
+    /// 400 for an option that is unknown or out of bounds, 404 for a URL
+    /// past its `expires` (as imgproxy answers), 403 for a source limit
+    /// URLs may not set.
+    init(_ error: OptionError) {
+        switch error.kind {
+        case .invalid: self.init(.badRequest, error.description)
+        case .expired: self.init(.notFound, error.description)
+        case .forbidden: self.init(.forbidden, error.description)
+        }
+    }
 
     /// 400 for a source that is not a URL we fetch, 403 for one the policy
     /// refuses, 502 for a host that does not resolve.

@@ -55,11 +55,14 @@ struct EncodedResult: Sendable {
 struct ResultKey: Hashable, Sendable, CustomStringConvertible {
     /// The key on disk: the fields joined by NUL, which none of them
     /// contains (a URL's absolute string is percent-encoded; the options'
-    /// key and the format's name are ours).
+    /// key and the format's name are ours, the watermark's is a digest or
+    /// a URL).
     let diskKey: String
 
-    init(source: URL, options: ProcessingOptions, format: OutputFormat) {
-        diskKey = source.absoluteString + "\u{0}" + options.cacheKey + "\u{0}" + format.rawValue
+    /// The key of `source` made with `options` in `format`, with the
+    /// watermark whose key is `watermark`, if any.
+    init(source: URL, options: ProcessingOptions, format: OutputFormat, watermark: String? = nil) {
+        diskKey = source.absoluteString + "\u{0}" + options.cacheKey + "\u{0}" + format.rawValue + (watermark.map { "\u{0}" + $0 } ?? "")
     }
 
     var description: String { diskKey }

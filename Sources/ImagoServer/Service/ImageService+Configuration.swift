@@ -17,8 +17,25 @@ extension ImageService {
         public var allowedSizes: Set<ImageSize>
         /// Which sources may be fetched.
         public var sourcePolicy: SourcePolicy
-        /// Named option lists for `p:name`.
-        public var presets: [String: [Substring]]
+        /// Named option lists for `pr:name`; `default` applies to every URL.
+        public var presets: Presets
+        /// Whether URLs name presets only (`/{signature}/{preset}:{preset}/{source}`),
+        /// as imgproxy's `IMGPROXY_ONLY_PRESETS`.
+        public var presetsOnly: Bool
+        /// Whether URLs may lower the source limits for their own source
+        /// (`msr`, `msfs`, `maf`, `mafr`, `mrd`); else those are a 403.
+        public var allowsSourceLimits: Bool
+        /// The quality answers are encoded at when the URL names none. Default: 80.
+        public var quality: Int
+        /// The quality by format, over ``quality`` (`webp=79,avif=63`). Default: none.
+        public var formatQuality: [ProcessingOptions.Format: Int]
+        /// The longest side an answer may have, extension and padding
+        /// included; larger ones are scaled down to it. Default: 8,192.
+        public var maximumResultDimension: Int
+        /// The image `wm` draws; nil answers `wm` with a 400.
+        public var watermark: WatermarkSource?
+        /// A factor on every watermark's opacity, as imgproxy's `IMGPROXY_WATERMARK_OPACITY`. Default: 1.
+        public var watermarkOpacity: Double
         /// Where sources and encoded answers are cached on disk (`sources/`,
         /// `results/`); nil keeps answers in memory only and sources nowhere.
         public var cacheFolder: String?
@@ -70,7 +87,14 @@ extension ImageService {
             allowsUnsigned: Bool = false,
             allowedSizes: Set<ImageSize> = [],
             sourcePolicy: SourcePolicy = SourcePolicy(),
-            presets: [String: [Substring]] = [:],
+            presets: Presets = Presets(),
+            presetsOnly: Bool = false,
+            allowsSourceLimits: Bool = false,
+            quality: Int = 80,
+            formatQuality: [ProcessingOptions.Format: Int] = [:],
+            maximumResultDimension: Int = 8_192,
+            watermark: WatermarkSource? = nil,
+            watermarkOpacity: Double = 1,
             cacheFolder: String? = nil,
             sourceAdmission: DiskCache.Admission = .secondStore(window: 65_536),
             sourceDiskLimit: Int = 1 << 30,
@@ -94,6 +118,13 @@ extension ImageService {
             self.allowedSizes = allowedSizes
             self.sourcePolicy = sourcePolicy
             self.presets = presets
+            self.presetsOnly = presetsOnly
+            self.allowsSourceLimits = allowsSourceLimits
+            self.quality = quality
+            self.formatQuality = formatQuality
+            self.maximumResultDimension = maximumResultDimension
+            self.watermark = watermark
+            self.watermarkOpacity = watermarkOpacity
             self.cacheFolder = cacheFolder
             self.sourceAdmission = sourceAdmission
             self.sourceDiskLimit = sourceDiskLimit
@@ -129,6 +160,15 @@ extension ImageService {
             try ConfigurationError.require(queueTimeout >= .zero, "queue timeout \(queueTimeout): expected 0 or more")
             try ConfigurationError.require(resultCacheSize >= 0, "result memory \(resultCacheSize) bytes: expected 0 or more")
             try ConfigurationError.require(resultLifetime >= .zero, "result lifetime \(resultLifetime): expected 0 or more")
+            try ConfigurationError.require((1...100).contains(quality), "quality \(quality): expected 1 to 100")
+            for (format, quality) in formatQuality {
+                try ConfigurationError.require((1...100).contains(quality), "\(format.rawValue) quality \(quality): expected 1 to 100")
+            }
+            try ConfigurationError.require(
+                (1...ProcessingOptions.largestSide).contains(maximumResultDimension),
+                "maximum result dimension \(maximumResultDimension): expected 1 to \(ProcessingOptions.largestSide)")
+            try watermark?.validate()
+            try ConfigurationError.require((0...1).contains(watermarkOpacity), "watermark opacity \(watermarkOpacity): expected 0 to 1")
             try ConfigurationError.require(decodeMemoryBudget > 0, "decode memory \(decodeMemoryBudget) bytes: expected 1 or more")
         }
     }

@@ -33,6 +33,10 @@ public final class ImageService: Sendable {
     /// Bytes of decoded pixels in flight, estimated from each source's
     /// header before its decode starts; a decode that does not fit waits.
     let decodeMemory: WeightedSemaphore
+    /// Reads URLs' options, with the configuration's presets.
+    let parser: ProcessingOptions.Parser
+    /// The operator's watermark, for `wm`.
+    let watermark: Watermark?
 
     /// A service with its own pipeline: a guarded HTTP loader and, in
     /// `configuration.cacheFolder`, a disk cache of the sources (`sources/`,
@@ -83,6 +87,8 @@ public final class ImageService: Sendable {
         self.pipeline = pipeline
         self.metrics = metrics
         decodeMemory = WeightedSemaphore(capacity: configuration.decodeMemoryBudget)
+        parser = ProcessingOptions.Parser(presets: configuration.presets, allowsSourceLimits: configuration.allowsSourceLimits)
+        watermark = configuration.watermark.map(Watermark.init)
         results = ResultCache(
             costLimit: configuration.resultCacheSize, lifetime: configuration.resultLifetime, disk: resultsOnDisk, diskThreads: pipeline.diskThreads
         )
@@ -150,13 +156,12 @@ public final class ImageService: Sendable {
         // 1. Take the path apart and check its signature, on the path as
         //    sent, before any option is read.
         let path: ImageURLPath
-        do { path = try ImageURLPath(rawPath) } catch { throw ServiceError(error) }
+        do { path = try ImageURLPath(rawPath, presetsOnly: configuration.presetsOnly) } catch { throw ServiceError(error) }
         report?.record { $0.unsignedPath = prefix + "-" + path.signedPath }
         let needsAllowedSize = try verifySignature(path)
 
         // 2. Read the options; an unsigned URL may ask only for an allowed size.
-        let options: ProcessingOptions
-        do { options = try ProcessingOptions(segments: path.options, presets: configuration.presets) } catch { throw ServiceError(error) }
+        let options = try readOptions(path)
         if needsAllowedSize { try checkAllowedSize(options) }
 
         // 3. Apply the source policy (its addresses are checked again at every connection).
@@ -165,8 +170,8 @@ public final class ImageService: Sendable {
         report?.record { $0.sourceHost = source.host }
 
         // 4. Look in the result cache.
-        let format = OutputFormat(options.format, accept: request.headers[.accept] ?? "")
-        let key = ResultKey(source: source, options: options, format: format)
+        let format = options.raw ? OutputFormat.jpegOrPNG : try OutputFormat(options.format, accept: request.headers[.accept] ?? "")
+        let key = ResultKey(source: source, options: options, format: format, watermark: options.watermark.isEnabled ? watermark?.key : nil)
         let kept = await results.cached(key)
         let result: EncodedResult
         let outcome: ImageRequestReport.CacheOutcome
@@ -183,7 +188,7 @@ public final class ImageService: Sendable {
         report?.record { $0.cacheOutcome = outcome }
 
         // 8. Answer: the image, or 304 when the client's copy is current.
-        return answer(result, to: request, varies: options.format == .auto)
+        return answer(result, to: request, options: options, source: source)
     }
 
     /// Whether `path`'s signature lets it through: `false` when it does,
@@ -201,77 +206,35 @@ public final class ImageService: Sendable {
         return false
     }
 
-    private func checkAllowedSize(_ options: ProcessingOptions) throws(ServiceError) {
-        guard !configuration.allowedSizes.contains(ImageSize(width: options.width, height: options.height)) else { return }
-        let sizes = configuration.allowedSizes.map(\.description).sorted().joined(separator: ", ")
-        throw ServiceError(.forbidden, "unsigned URLs are not accepted by this server (except for the sizes \(sizes))")
-    }
-
-    /// Fetches the source (through the pipeline's disk cache, under its
-    /// HTTP rules) and transforms it, unless it comes back with the
-    /// validator `previous` was made from: then `previous` is renewed as it
-    /// is. Each step waits for its turn (``AdmissionControl``). The answer
-    /// is kept in the result cache before it is returned.
-    private func makeResult(
-        _ key: ResultKey, source url: URL, options: ProcessingOptions, format: OutputFormat, previous: EncodedResult?
-    ) async throws(ServiceError) -> EncodedResult {
-        let ticket = try admission.admit()
-        defer { ticket.end() }
-        try await ticket.download()
-        let source: DataResponse
-        do { source = try await pipeline.data(for: ImageRequest(url: url)) } catch { throw ServiceError(error) }
-        guard source.statusCode == 200 || source.statusCode == 203 else {
-            throw ServiceError(ImagePipeline.Error.httpStatus(code: source.statusCode, url: url))
-        }
-        let version = SourceVersion(source, maxAge: configuration.maxAge, resultLifetime: results.lifetime)
-        if let previous, previous.sourceValidator == version.validator {
-            let renewed = previous.renewed(maxAge: version.maxAge, lifetime: version.lifetime)
-            await results.store(renewed, forKey: key)
-            return renewed
-        }
-        try await ticket.transform()
-        let (bytes, mediaType) = try await transform(source.data, of: url, options: options, format: format)
-        let result = EncodedResult(
-            data: bytes, mediaType: mediaType, sourceValidator: version.validator, lastModified: version.lastModified,
-            maxAge: version.maxAge, lifetime: version.lifetime
-        )
-        await results.store(result, forKey: key)
-        metrics.transformed()
-        return result
-    }
-
-    /// Decodes `data` for `options` (scaled toward the box, then the
-    /// processors in a fixed order) and encodes it, on one of the
-    /// pipeline's decode threads, within the decode memory budget.
-    private func transform(
-        _ data: Data, of url: URL, options: ProcessingOptions, format: OutputFormat
-    ) async throws(ServiceError) -> (Data, mediaType: String) {
-        let request = options.imageRequest(for: url)
-        // The pixels the decode will hold, from the header; the pixel limit's worth when the header is not read here.
-        let decoding = ImageDecodingOptions(targetSize: request.targetSize, contentMode: request.contentMode)
-        let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
-        guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: url.absoluteString) }
-        defer { decodeMemory.release(reservation) }
-        let bytes: Data
-        do { bytes = try await pipeline.render(data, as: request, encodedWith: format.encoder(quality: options.quality)) } catch {
+    /// The options `path` asks for (in presets-only mode, its presets),
+    /// then the format its source's extension names.
+    private func readOptions(_ path: ImageURLPath) throws(ServiceError) -> ProcessingOptions {
+        do throws(OptionError) {
+            var options: ProcessingOptions
+            if configuration.presetsOnly {
+                options = try parser.options(presetNames: path.options.first.map { $0.split(separator: ":").map(String.init) } ?? [])
+            } else {
+                options = try parser.options(path.options)
+            }
+            if let name = path.sourceExtension, !options.raw {
+                guard let format = ProcessingOptions.Format(name: name) else { throw OptionError(option: name, reason: "unknown format in the source's extension") }
+                options.format = format
+            }
+            // Refused rather than ignored (as imgproxy does): an answer
+            // without the watermark asked for could give away an image
+            // meant to be marked.
+            if options.watermark.isEnabled, watermark == nil {
+                throw OptionError(option: "wm", reason: "this server has no watermark image (--watermark-path or --watermark-url)")
+            }
+            return options
+        } catch {
             throw ServiceError(error)
         }
-        return (bytes, ImageFormat(sniffing: bytes).mediaType)
     }
 
-    /// The answer to `request` from `result`: 304 when the client's copy is
-    /// current, else the bytes, shared with every other answer.
-    private func answer(_ result: EncodedResult, to request: Request, varies: Bool) -> Response {
-        var headers: HTTPFields = [
-            .contentType: result.mediaType,
-            .cacheControl: "public, max-age=\(result.maxAge)",
-            .eTag: result.etag,
-        ]
-        if let lastModified = result.lastModified { headers[.lastModified] = lastModified }
-        if varies { headers[.vary] = "Accept" }
-        if ConditionalRequest(request.headers).isCurrent(etag: result.etag, lastModified: result.lastModified) {
-            return Response(status: .notModified, headers: headers, body: ResponseBody())
-        }
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: result.bytes))
+    private func checkAllowedSize(_ options: ProcessingOptions) throws(ServiceError) {
+        guard !configuration.allowedSizes.contains(options.targetSize) else { return }
+        let sizes = configuration.allowedSizes.map(\.description).sorted().joined(separator: ", ")
+        throw ServiceError(.forbidden, "unsigned URLs are not accepted by this server (except for the sizes \(sizes))")
     }
 }

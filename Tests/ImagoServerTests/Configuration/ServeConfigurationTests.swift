@@ -69,7 +69,7 @@ struct ServeConfigurationTests {
         let configuration = try ServeConfiguration(
             flags: flags,
             environment: [
-                "IMAGO_MAX_AGE": "99", "IMAGO_ERROR_MAX_AGE": "3", "IMAGO_ALLOWED_SIZES": "64x64, 128x0", "IMAGO_PRESETS": "a=w:1;b=h:2",
+                "IMAGO_MAX_AGE": "99", "IMAGO_ERROR_MAX_AGE": "3", "IMAGO_ALLOWED_SIZES": "64x64, 128x0", "IMAGO_PRESETS": "a=w:1,b=h:2",
             ])
         #expect(configuration.bind == "127.0.0.1:0")
         #expect(configuration.service.maxAge == 30, "the flag wins")
@@ -77,7 +77,7 @@ struct ServeConfigurationTests {
         #expect(configuration.service.allowsUnsigned)
         #expect(configuration.service.sourcePolicy.allowedPrefixes == ["http://a/", "http://b/"])
         #expect(configuration.service.allowedSizes == [ImageSize(width: 64, height: 64), ImageSize(width: 128, height: 0)])
-        #expect(Set(configuration.service.presets.keys) == ["a", "b"])
+        #expect(Set(configuration.service.presets.definitions.keys) == ["a", "b"])
         #expect(try configuration.address == ("127.0.0.1", 0))
 
         for (arguments, message) in [

@@ -1,26 +1,31 @@
 import Foundation
 
-/// An image URL's path taken apart: `/{signature}/{option}/.../{source}`,
-/// the source being the unpadded base64url of the source URL, or `plain/`
-/// followed by the percent-encoded URL (imgproxy's layout).
+/// An image URL's path taken apart as imgproxy reads it:
+/// `/{signature}/{option}/.../{source}`, the options being the segments up
+/// to the first without a colon, the source either `plain/` followed by
+/// the percent-encoded URL (and `@ext` for the output format) or the
+/// unpadded base64url of the URL (split by slashes or not, and `.ext`).
 public struct ImageURLPath: Sendable, Equatable {
     /// The first segment: a signature, or `unsafe` for an unsigned URL.
     public var signature: String
     /// What the signature signs: everything after its segment, leading "/" included.
     public var signedPath: String
-    /// The option segments, in order.
+    /// The option segments, in order; in presets-only mode, the one
+    /// segment naming the presets.
     public var options: [Substring]
     /// The source URL, decoded.
     public var source: String
+    /// The output format the source's `@ext` or `.ext` names, if any.
+    public var sourceExtension: String?
 
     /// Takes `path` (as sent, still percent-encoded) apart; throws a
     /// 400-worthy error saying what is missing or malformed.
-    public init(_ path: String) throws(PathError) {
-        try self.init(Substring(path))
+    public init(_ path: String, presetsOnly: Bool = false) throws(PathError) {
+        try self.init(Substring(path), presetsOnly: presetsOnly)
     }
 
-    /// Takes `path` apart, as ``init(_:)-(String)`` does.
-    public init(_ path: Substring) throws(PathError) {
+    /// Takes `path` apart, as ``init(_:presetsOnly:)-(String,_)`` does.
+    public init(_ path: Substring, presetsOnly: Bool = false) throws(PathError) {
         var rest = path
         if rest.hasPrefix("/") { rest = rest.dropFirst() }
         guard let slash = rest.firstIndex(of: "/") else { throw PathError("no source: expected /{signature}/{options}/{source}") }
@@ -30,23 +35,29 @@ public struct ImageURLPath: Sendable, Equatable {
         // clusters) is slow.
         let segments = rest.utf8[rest.utf8.index(after: slash)...].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
             .map { Substring($0) }
-        if let plain = segments.firstIndex(of: "plain") {
-            options = Array(segments[..<plain])
+        let sourceStart = presetsOnly ? min(1, segments.count) : segments.firstIndex { !$0.utf8.contains(UInt8(ascii: ":")) } ?? segments.count
+        options = Array(segments[..<sourceStart])
+        let parts = segments[sourceStart...]
+        guard let first = parts.first, !(parts.count == 1 && first.isEmpty) else { throw PathError("no source: expected /{signature}/{options}/{source}") }
+        if first == "plain", parts.count > 1 {
             // Everything after "plain/", slashes included.
-            let end = segments[plain].endIndex
-            let encoded = end < rest.endIndex ? String(rest[rest.utf8.index(after: end)...]) : ""
-            guard !encoded.isEmpty else { throw PathError("no source after plain/") }
-            guard let decoded = Self.percentDecoded(encoded) else { throw PathError("the plain source is not valid percent-encoding") }
+            let pieces = rest[rest.utf8.index(after: first.endIndex)...].split(separator: "@", omittingEmptySubsequences: false)
+            guard pieces.count <= 2 else { throw PathError("more than one @ in the plain source (a literal @ is written %40)") }
+            guard !pieces[0].isEmpty else { throw PathError("no source after plain/") }
+            guard let decoded = Self.percentDecoded(String(pieces[0])) else { throw PathError("the plain source is not valid percent-encoding") }
             source = decoded
+            sourceExtension = pieces.count == 2 && !pieces[1].isEmpty ? String(pieces[1]) : nil
         } else {
-            guard let last = segments.last, !last.isEmpty else { throw PathError("no source: expected /{signature}/{options}/{source}") }
-            options = Array(segments.dropLast())
-            guard let bytes = URLSigning.bytes(base64URL: last), let decoded = String(validating: bytes, as: UTF8.self) else {
+            let encoded = parts.joined()
+            let pieces = encoded.split(separator: ".", omittingEmptySubsequences: false)
+            guard pieces.count <= 2 else { throw PathError("more than one . in the base64url source") }
+            guard !pieces[0].isEmpty else { throw PathError("no source: expected /{signature}/{options}/{source}") }
+            guard let bytes = URLSigning.bytes(base64URL: pieces[0]), let decoded = String(validating: bytes, as: UTF8.self) else {
                 throw PathError("the source is not base64url of a URL (or plain/ followed by one)")
             }
             source = decoded
+            sourceExtension = pieces.count == 2 && !pieces[1].isEmpty ? String(pieces[1]) : nil
         }
-        options.removeAll { $0.isEmpty }
     }
 
     /// `text` with each `%XX` replaced by the byte it stands for; nil if a

@@ -1,0 +1,28 @@
+import Foundation
+
+/// What an image's header says, read without decoding it: for planning a
+/// decode (how far it may be scaled down while decoding) before paying for it.
+public struct ImageHeader: Sendable, Equatable {
+    /// The format the data sniffs as.
+    public var format: ImageFormat
+    /// The size as stored; nil for a format whose header is not read here
+    /// (AVIF, HEIC, JPEG XL) or a header that does not parse.
+    public var storedSize: ImageSize?
+    /// How the stored image is turned to be shown upright (JPEG and WebP
+    /// EXIF; `.up` for the others, whose decoders turn them as they decode).
+    public var orientation: ImageOrientation
+
+    /// Reads `data`'s header.
+    public init(_ data: Data) {
+        format = ImageFormat(sniffing: data)
+        storedSize = ImageDecodingOptions.declaredSize(of: data)
+        switch format {
+        case .jpeg: orientation = ImageOrientation(jpeg: data)
+        case .webp: orientation = ImageOrientation(webp: data)
+        default: orientation = .up
+        }
+    }
+
+    /// The size once turned upright, as decoders return the image.
+    public var uprightSize: ImageSize? { orientation.swapsDimensions ? storedSize?.transposed : storedSize }
+}

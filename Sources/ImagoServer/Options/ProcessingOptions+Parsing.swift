@@ -1,0 +1,413 @@
+import Foundation
+import ImagoCodecs
+
+extension ProcessingOptions {
+    /// One option as a URL spells it: its name, then its arguments, all
+    /// separated by colons (`rs:fill:300::1`).
+    public struct Option: Sendable, Hashable, CustomStringConvertible {
+        public var name: String
+        public var arguments: [String]
+
+        /// The option in `segment`; nil for a segment without a colon,
+        /// which is where imgproxy's options end and the source begins.
+        public init?(_ segment: some StringProtocol) {
+            let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count > 1 else { return nil }
+            name = String(parts[0])
+            arguments = parts[1...].map { String($0) }
+        }
+
+        public var description: String { ([name] + arguments).joined(separator: ":") }
+    }
+
+    /// Reads option segments as imgproxy does: each in order, a later one
+    /// overriding what an earlier one set, after the `default` preset.
+    public struct Parser: Sendable {
+        public var presets: Presets
+        /// Whether URLs may set ``SourceLimits`` (`msr`, `msfs`, `maf`,
+        /// `mafr`, `mrd`); else those options are a 403.
+        public var allowsSourceLimits: Bool
+        /// The Unix time `expires` is checked against.
+        public var now: @Sendable () -> Int
+
+        public init(presets: Presets = Presets(), allowsSourceLimits: Bool = false, now: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }) {
+            self.presets = presets
+            self.allowsSourceLimits = allowsSourceLimits
+            self.now = now
+        }
+
+        /// The options `segments` ask for. Throws the first bad option.
+        public func options(_ segments: some Sequence<some StringProtocol>) throws(OptionError) -> ProcessingOptions {
+            var options = try defaults()
+            for segment in segments {
+                guard let option = Option(segment) else {
+                    throw OptionError(option: String(segment), reason: "expected name:arguments")
+                }
+                try options.apply(option, parser: self, presetChain: [])
+            }
+            return options
+        }
+
+        /// The options of the presets `names` (the presets-only form, whose
+        /// first segment is `name:name:...`).
+        public func options(presetNames names: [String]) throws(OptionError) -> ProcessingOptions {
+            var options = try defaults()
+            try options.applyPresets(names, parser: self, presetChain: [])
+            return options
+        }
+
+        private func defaults() throws(OptionError) -> ProcessingOptions {
+            var options = ProcessingOptions()
+            if presets.definitions["default"] != nil {
+                try options.applyPresets(["default"], parser: self, presetChain: [])
+            }
+            return options
+        }
+    }
+
+    /// The largest width, height or padding a URL may give, in pixels:
+    /// far above any screen, and small enough that no arithmetic overflows.
+    public static let largestSide = 100_000
+
+    /// Applies one option, by imgproxy's rules for its arguments (an empty
+    /// argument keeps the default where imgproxy allows it).
+    mutating func apply(_ option: Option, parser: Parser, presetChain: [String]) throws(OptionError) {
+        let arguments = Arguments(option)
+        switch option.name {
+        case "resize", "rs":
+            try arguments.count(1...8)
+            if !arguments[0].isEmpty { resizingType = try arguments.resizingType(0) }
+            try applySize(arguments.dropFirst())
+        case "size", "s": try applySize(arguments)
+        case "resizing_type", "rt":
+            try arguments.count(1...1)
+            resizingType = try arguments.resizingType(0)
+        case "width", "w":
+            try arguments.count(1...1)
+            width = try arguments.dimension(0)
+        case "height", "h":
+            try arguments.count(1...1)
+            height = try arguments.dimension(0)
+        case "min-width", "mw":
+            try arguments.count(1...1)
+            minWidth = try arguments.dimension(0)
+        case "min-height", "mh":
+            try arguments.count(1...1)
+            minHeight = try arguments.dimension(0)
+        case "zoom", "z":
+            try arguments.count(1...2)
+            zoomWidth = try arguments.number(0, where: { $0 > 0 && $0 <= 100 }, "a number above 0, at most 100")
+            zoomHeight = arguments.count > 1 ? try arguments.number(1, where: { $0 > 0 && $0 <= 100 }, "a number above 0, at most 100") : zoomWidth
+        case "dpr":
+            try arguments.count(1...1)
+            dpr = try arguments.number(0, where: { $0 > 0 && $0 <= 8 }, "a number above 0, at most 8")
+        case "enlarge", "el":
+            try arguments.count(1...1)
+            enlarge = arguments.bool(0)
+        case "extend", "ex": try arguments.extend(&extend)
+        case "extend_aspect_ratio", "extend_ar", "exar": try arguments.extend(&extendAspectRatio)
+        case "gravity", "g": gravity = try arguments.gravity(from: 0, allowing: .crop)
+        case "crop", "c":
+            let fraction = "0 or more (pixels, or a fraction of the side below 1)"
+            crop.width = try arguments.number(0, where: { $0 >= 0 && $0 <= Double(Self.largestSide) }, fraction)
+            if arguments.count > 1 { crop.height = try arguments.number(1, where: { $0 >= 0 && $0 <= Double(Self.largestSide) }, fraction) }
+            if arguments.count > 2 { crop.gravity = try arguments.gravity(from: 2, allowing: .crop) }
+        case "trim", "t": try arguments.trim(&trim)
+        case "padding", "pd": try arguments.padding(&padding)
+        case "auto_rotate", "ar":
+            try arguments.count(1...1)
+            autoRotate = arguments.bool(0)
+        case "rotate", "rot":
+            try arguments.count(1...1)
+            guard let degrees = Int(arguments[0]), degrees % 90 == 0, abs(degrees) <= 3_600 else { throw arguments.error("expected a multiple of 90") }
+            rotate = (degrees % 360 + 360) % 360
+        case "flip", "fl":
+            try arguments.count(1...2)
+            if !arguments[0].isEmpty { flipHorizontal = arguments.bool(0) }
+            if arguments.count > 1, !arguments[1].isEmpty { flipVertical = arguments.bool(1) }
+        case "background", "bg": try arguments.background(flatten: &flatten, color: &background)
+        case "blur", "bl":
+            try arguments.count(1...1)
+            blur = try arguments.number(0, where: { $0 >= 0 && $0 <= 1_000 }, "a sigma from 0 to 1000")
+        case "sharpen", "sh":
+            try arguments.count(1...1)
+            sharpen = try arguments.number(0, where: { $0 >= 0 && $0 <= 1_000 }, "a sigma from 0 to 1000")
+        case "pixelate", "pix":
+            try arguments.count(1...1)
+            pixelate = try arguments.integer(0, in: 0...Self.largestSide)
+        case "watermark", "wm": try arguments.watermark(&watermark)
+        case "strip_metadata", "sm":
+            try arguments.count(1...1)
+            stripMetadata = arguments.bool(0)
+        case "keep_copyright", "kcr":
+            try arguments.count(1...1)
+            keepCopyright = arguments.bool(0)
+        case "strip_color_profile", "scp":
+            try arguments.count(1...1)
+            stripColorProfile = arguments.bool(0)
+        case "enforce_thumbnail", "eth":
+            try arguments.count(1...1)
+            enforceThumbnail = arguments.bool(0)
+        case "quality", "q":
+            try arguments.count(1...1)
+            quality = try arguments.integer(0, in: 0...100)
+        case "format_quality", "fq":
+            guard arguments.count % 2 == 0 else { throw arguments.error("expected format:quality pairs") }
+            for index in stride(from: 0, to: arguments.count, by: 2) {
+                formatQuality[try arguments.format(index)] = try arguments.integer(index + 1, in: 0...100)
+            }
+        case "max_bytes", "mb":
+            try arguments.count(1...1)
+            maxBytes = try arguments.integer(0, in: 0...Int(Int32.max))
+        case "format", "f", "ext":
+            try arguments.count(1...1)
+            format = try arguments.format(0)
+        case "skip_processing", "skp":
+            for index in 0..<arguments.count { skipProcessing.insert(try arguments.format(index)) }
+        case "raw":
+            try arguments.count(1...1)
+            raw = arguments.bool(0)
+        case "cachebuster", "cb":
+            try arguments.count(1...1)
+            cacheBuster = arguments[0]
+        case "expires", "exp":
+            try arguments.count(1...1)
+            guard let time = Int(arguments[0]) else { throw arguments.error("expected a Unix time") }
+            if time > 0, time < parser.now() { throw OptionError(option: option.description, reason: "the URL has expired", kind: .expired) }
+            expires = time
+        case "filename", "fn":
+            try arguments.count(1...2)
+            filename = arguments[0]
+            if arguments.count > 1, arguments.bool(1) {
+                guard let bytes = URLSigning.bytes(base64URL: arguments[0]), let decoded = String(validating: bytes, as: UTF8.self) else {
+                    throw arguments.error("the file name is not base64url of UTF-8 text")
+                }
+                filename = decoded
+            }
+        case "return_attachment", "att":
+            try arguments.count(1...1)
+            returnAttachment = arguments.bool(0)
+        case "preset", "pr": try applyPresets(arguments.values, parser: parser, presetChain: presetChain)
+        case "max_src_resolution", "msr", "max_src_file_size", "msfs", "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr",
+            "max_result_dimension", "mrd":
+            // The operator's presets may set them; URLs only where allowed.
+            guard parser.allowsSourceLimits || !presetChain.isEmpty else {
+                throw OptionError(option: option.description, reason: "this server does not let URLs set source limits", kind: .forbidden)
+            }
+            try applySourceLimit(arguments)
+        case "imago_grayscale", "imago_gray":
+            try arguments.count(1...1)
+            grayscale = arguments.bool(0)
+        case "imago_radius":
+            try arguments.count(1...1)
+            cornerRadius = try arguments.integer(0, in: 0...4_096)
+        default: throw OptionError(option: option.description, reason: "unknown option")
+        }
+    }
+
+    /// `s`'s arguments: width, height, enlarge, then extend and its gravity.
+    private mutating func applySize(_ arguments: Arguments) throws(OptionError) {
+        try arguments.count(0...7)
+        if arguments.count > 0, !arguments[0].isEmpty { width = try arguments.dimension(0) }
+        if arguments.count > 1, !arguments[1].isEmpty { height = try arguments.dimension(1) }
+        if arguments.count > 2, !arguments[2].isEmpty { enlarge = arguments.bool(2) }
+        if arguments.count > 3, !arguments[3].isEmpty { try arguments.dropFirst(3).extend(&extend) }
+    }
+
+    mutating func applyPresets(_ names: [String], parser: Parser, presetChain: [String]) throws(OptionError) {
+        for name in names {
+            guard let preset = parser.presets.definitions[name] else { throw OptionError(option: "pr:\(name)", reason: "unknown preset") }
+            // A preset naming itself, directly or not, is skipped there, as imgproxy does.
+            guard !presetChain.contains(name) else { continue }
+            usedPresets.append(name)
+            for option in preset { try apply(option, parser: parser, presetChain: presetChain + [name]) }
+        }
+    }
+
+    private mutating func applySourceLimit(_ arguments: Arguments) throws(OptionError) {
+        try arguments.count(1...1)
+        let megapixels = "a number of megapixels above 0"
+        switch arguments.option.name {
+        case "max_src_resolution", "msr":
+            sourceLimits.maximumPixelCount = Int(try arguments.number(0, where: { $0 > 0 && $0 <= 1_000_000 }, megapixels) * 1_000_000)
+        case "max_src_file_size", "msfs": sourceLimits.maximumFileSize = try arguments.integer(0, in: 1...Int.max)
+        case "max_animation_frames", "maf": sourceLimits.maximumAnimationFrames = try arguments.integer(0, in: 1...Int(Int32.max))
+        case "max_animation_frame_resolution", "mafr":
+            sourceLimits.maximumAnimationFramePixels = Int(try arguments.number(0, where: { $0 > 0 && $0 <= 1_000_000 }, megapixels) * 1_000_000)
+        default: sourceLimits.maximumResultDimension = try arguments.integer(0, in: 1...Self.largestSide)
+        }
+    }
+}
+
+/// An option's arguments, with imgproxy's rules for reading each kind.
+struct Arguments {
+    let option: ProcessingOptions.Option
+    let values: [String]
+
+    init(_ option: ProcessingOptions.Option) {
+        self.option = option
+        values = option.arguments
+    }
+
+    private init(option: ProcessingOptions.Option, values: [String]) {
+        self.option = option
+        self.values = values
+    }
+
+    var count: Int { values.count }
+
+    subscript(index: Int) -> String { values[index] }
+
+    func dropFirst(_ count: Int = 1) -> Arguments { Arguments(option: option, values: Array(values.dropFirst(count))) }
+
+    func error(_ reason: String) -> OptionError { OptionError(option: option.description, reason: reason) }
+
+    func count(_ allowed: ClosedRange<Int>) throws(OptionError) {
+        guard allowed.contains(values.count) else {
+            let expected = allowed.lowerBound == allowed.upperBound ? "\(allowed.lowerBound)" : "\(allowed.lowerBound) to \(allowed.upperBound)"
+            throw error("expected \(expected) argument\(allowed.upperBound == 1 ? "" : "s"), got \(values.count)")
+        }
+    }
+
+    /// A boolean as Go's `strconv.ParseBool` reads it; anything else is
+    /// false, as imgproxy takes it.
+    func bool(_ index: Int) -> Bool { ["1", "t", "T", "true", "TRUE", "True"].contains(values[index]) }
+
+    func integer(_ index: Int, in range: ClosedRange<Int>) throws(OptionError) -> Int {
+        guard let value = Int(values[index]), range.contains(value) else {
+            throw error("expected a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(values[index])\"")
+        }
+        return value
+    }
+
+    func dimension(_ index: Int) throws(OptionError) -> Int { try integer(index, in: 0...ProcessingOptions.largestSide) }
+
+    func number(_ index: Int, where isValid: (Double) -> Bool, _ expected: String) throws(OptionError) -> Double {
+        guard let value = Double(values[index]), value.isFinite, isValid(value) else { throw error("expected \(expected), got \"\(values[index])\"") }
+        return value
+    }
+
+    func resizingType(_ index: Int) throws(OptionError) -> ProcessingOptions.ResizingType {
+        guard let type = ProcessingOptions.ResizingType(rawValue: values[index]) else {
+            throw error("expected fit, fill, fill-down, force or auto, got \"\(values[index])\"")
+        }
+        return type
+    }
+
+    func format(_ index: Int) throws(OptionError) -> ProcessingOptions.Format {
+        guard let format = ProcessingOptions.Format(name: values[index]) else { throw error("unknown format \"\(values[index])\"") }
+        return format
+    }
+
+    /// Which anchors an option takes.
+    enum GravityUse {
+        case crop, extend, watermark
+
+        func allows(_ anchor: ProcessingOptions.Gravity.Anchor) -> Bool {
+            switch anchor {
+            case .smart: self == .crop
+            case .focusPoint: self != .watermark
+            case .replicate: self == .watermark
+            default: true
+            }
+        }
+    }
+
+    /// A gravity from the arguments at `start` on: the anchor, then x and
+    /// y offsets (for a focus point, both required and within 0...1; for
+    /// `sm`, none).
+    func gravity(from start: Int, allowing use: GravityUse) throws(OptionError) -> ProcessingOptions.Gravity {
+        guard start < count, let anchor = ProcessingOptions.Gravity.Anchor(rawValue: values[start]), use.allows(anchor) else {
+            throw error("unknown gravity \"\(start < count ? values[start] : "")\"")
+        }
+        let offsets = count - start - 1
+        switch anchor {
+        case .smart where offsets > 0: throw error("sm takes no offsets")
+        case .focusPoint where offsets != 2: throw error("fp takes x and y, each from 0 to 1")
+        default: guard offsets <= 2 else { throw error("a gravity takes at most x and y offsets") }
+        }
+        var gravity = ProcessingOptions.Gravity(anchor)
+        let bound = Double(ProcessingOptions.largestSide)
+        let isValid: (Double) -> Bool = anchor == .focusPoint ? { (0...1).contains($0) } : { abs($0) <= bound }
+        let expected = anchor == .focusPoint ? "a fraction from 0 to 1" : "an offset"
+        if offsets > 0 { gravity.x = try number(start + 1, where: isValid, expected) }
+        if offsets > 1 { gravity.y = try number(start + 2, where: isValid, expected) }
+        return gravity
+    }
+
+    /// `ex` and `exar`: on or off, then the gravity (kept from before when absent).
+    func extend(_ extend: inout ProcessingOptions.Extend) throws(OptionError) {
+        try count(1...4)
+        extend.isEnabled = bool(0)
+        if count > 1 { extend.gravity = try gravity(from: 1, allowing: .extend) }
+    }
+
+    /// Padding as CSS writes it: all sides, then right and left, bottom,
+    /// left; an empty argument keeps what was there.
+    func padding(_ padding: inout ProcessingOptions.Padding) throws(OptionError) {
+        try count(1...4)
+        if !values[0].isEmpty {
+            let all = try dimension(0)
+            padding = ProcessingOptions.Padding(top: all, right: all, bottom: all, left: all)
+        }
+        if count > 1, !values[1].isEmpty {
+            padding.right = try dimension(1)
+            padding.left = padding.right
+        }
+        if count > 2, !values[2].isEmpty { padding.bottom = try dimension(2) }
+        if count > 3, !values[3].isEmpty { padding.left = try dimension(3) }
+    }
+
+    /// `t`: threshold, then colour and equal sides (kept from before when empty).
+    func trim(_ trim: inout ProcessingOptions.Trim) throws(OptionError) {
+        try count(1...4)
+        trim.threshold = try number(0, where: { $0 >= 0 && $0 <= 255 }, "a threshold from 0 to 255")
+        trim.isEnabled = true
+        if count > 1, !values[1].isEmpty { trim.color = try hexColor(1) }
+        if count > 2, !values[2].isEmpty { trim.equalHorizontal = bool(2) }
+        if count > 3, !values[3].isEmpty { trim.equalVertical = bool(3) }
+    }
+
+    /// `bg`: hex, three 0-255 channels, or empty for none (the colour is
+    /// kept for formats without alpha, as imgproxy keeps it).
+    func background(flatten: inout Bool, color: inout Color) throws(OptionError) {
+        switch count {
+        case 1 where values[0].isEmpty: flatten = false
+        case 1:
+            color = try hexColor(0)
+            flatten = true
+        case 3:
+            let channels = try (0..<3).map { index throws(OptionError) in UInt8(try integer(index, in: 0...255)) }
+            color = Color(red: channels[0], green: channels[1], blue: channels[2])
+            flatten = true
+        default: throw error("expected a hex colour or red:green:blue")
+        }
+    }
+
+    /// A colour as `rgb` or `rrggbb` hex digits.
+    func hexColor(_ index: Int) throws(OptionError) -> Color {
+        let digits = Array(values[index].utf8).map(URLSigning.hexValue)
+        guard digits.count == 3 || digits.count == 6, !digits.contains(nil) else { throw error("expected a colour as 3 or 6 hex digits") }
+        let nibbles = digits.compactMap { $0 }
+        let channels = nibbles.count == 3 ? nibbles.map { $0 * 17 } : (0..<3).map { nibbles[2 * $0] << 4 | nibbles[2 * $0 + 1] }
+        return Color(red: channels[0], green: channels[1], blue: channels[2])
+    }
+
+    /// `wm`: opacity, position, x and y offsets, scale (each kept from
+    /// before when empty).
+    func watermark(_ watermark: inout ProcessingOptions.Watermark) throws(OptionError) {
+        try count(1...7)
+        watermark.opacity = try number(0, where: { (0...1).contains($0) }, "an opacity from 0 to 1")
+        watermark.isEnabled = watermark.opacity > 0
+        if count > 1, !values[1].isEmpty {
+            guard let anchor = ProcessingOptions.Gravity.Anchor(rawValue: values[1]), GravityUse.watermark.allows(anchor) else {
+                throw error("unknown watermark position \"\(values[1])\"")
+            }
+            watermark.position.anchor = anchor
+        }
+        let bound = Double(ProcessingOptions.largestSide)
+        if count > 2, !values[2].isEmpty { watermark.position.x = try number(2, where: { abs($0) <= bound }, "an offset") }
+        if count > 3, !values[3].isEmpty { watermark.position.y = try number(3, where: { abs($0) <= bound }, "an offset") }
+        if count > 4, !values[4].isEmpty { watermark.scale = try number(4, where: { $0 >= 0 && $0 <= 100 }, "a scale of 0 or more") }
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import ImagoCodecs
+
+/// Makes a decoded source into the answer's image as its options say, in
+/// imgproxy's order: turned and flipped, trimmed, cut (`c`), scaled, cut to
+/// the result (`fill`), filtered, extended, padded, flattened and
+/// watermarked. The sizes come from a ``LayoutPlan`` of the source at full
+/// size, so the answer is the same whether the decoder scaled the image
+/// down while decoding or not.
+struct LayoutProcessor: ImageProcessing {
+    let options: ProcessingOptions
+    /// The source's size turned upright, at full resolution; nil when the
+    /// decoded image is at full resolution.
+    let sourceSize: ImageSize?
+    /// How the source was stored: undone when `ar:0` asks for the image as stored.
+    let orientation: ImageOrientation
+    /// Whether the answer's format has no alpha channel (transparent
+    /// pixels are then filled with the background).
+    let outputIsOpaque: Bool
+    /// The result's longest side, extension and padding included.
+    let maximumResultDimension: Int
+    /// The operator's watermark, for `wm`.
+    let watermark: Image?
+
+    var identifier: String { "layout(\(options.cacheKey))" }
+
+    /// The size to decode the source at: scaled down as far as the layout
+    /// allows, so that a decoder that can (JPEG's DCT scaling) skips the
+    /// pixels the answer does not need; nil for the full size (trimming,
+    /// whose borders are only known once decoded, or an unknown size).
+    var decodeSize: ImageSize? {
+        guard !options.trim.isEnabled, let upright = sourceSize else { return nil }
+        var frame = !options.autoRotate && orientation.swapsDimensions ? upright.transposed : upright
+        if options.rotate % 180 != 0 { frame = frame.transposed }
+        let plan = LayoutPlan(sourceSize: frame, options: options, maximumResultDimension: maximumResultDimension)
+        let scale = max(plan.scaleX, plan.scaleY)
+        guard scale < 1 else { return nil }
+        return ImageSize(
+            width: max(1, Int((Double(upright.width) * scale).rounded(.up))), height: max(1, Int((Double(upright.height) * scale).rounded(.up))))
+    }
+
+    func process(_ decoded: Image) -> Image? {
+        var image = decoded
+        var fullSize = sourceSize ?? decoded.size
+        if !options.autoRotate, orientation != .up {
+            image = orientation.inverse.apply(to: image)
+            if orientation.swapsDimensions { fullSize = fullSize.transposed }
+        }
+        if options.rotate != 0 {
+            guard let turned = ImageProcessors.Rotate(quarterTurns: options.rotate / 90).process(image) else { return nil }
+            image = turned
+            if options.rotate % 180 != 0 { fullSize = fullSize.transposed }
+        }
+        if options.flipHorizontal || options.flipVertical {
+            guard let flipped = ImageProcessors.Flip(horizontal: options.flipHorizontal, vertical: options.flipVertical).process(image) else { return nil }
+            image = flipped
+        }
+        if options.trim.isEnabled, let trimmed = trimmed(image) {
+            // Trimming decodes at full size (the service asks for no scaling).
+            image = trimmed
+            fullSize = trimmed.size
+        }
+        let plan = LayoutPlan(sourceSize: fullSize, options: options, maximumResultDimension: maximumResultDimension)
+        guard let scaled = cropAndScale(image, plan: plan) else { return nil }
+        image = scaled
+        if let cut = cropToResult(image, plan: plan) { image = cut }
+        image = filtered(image)
+        if options.extend.isEnabled {
+            image = extended(image, to: ImageSize(width: plan.targetWidth, height: plan.targetHeight), gravity: options.extend.gravity, plan: plan)
+        }
+        if options.extendAspectRatio.isEnabled, plan.aspectWidth > 0, plan.aspectHeight > 0 {
+            image = extended(
+                image, to: ImageSize(width: plan.aspectWidth, height: plan.aspectHeight), gravity: options.extendAspectRatio.gravity, plan: plan)
+        }
+        if !options.padding.isEmpty { image = padded(image, plan: plan) }
+        if options.flatten || outputIsOpaque { image = ImageProcessors.Flatten(background: options.background).process(image) ?? image }
+        if options.watermark.isEnabled, let watermark { image = watermarked(image, with: watermark, plan: plan) }
+        return image
+    }
+
+    /// The image with its borders of one colour cut off; nil when nothing
+    /// would be left (the image is kept whole then).
+    private func trimmed(_ image: Image) -> Image? {
+        let trim = options.trim
+        guard
+            let bounds = image.trimmedBounds(
+                threshold: trim.threshold, background: trim.color, equalHorizontal: trim.equalHorizontal, equalVertical: trim.equalVertical)
+        else { return nil }
+        return ImageProcessors.Crop(x: bounds.x, y: bounds.y, width: bounds.width, height: bounds.height).process(image)
+    }
+
+    /// `c`'s region cut out, then scaled to the plan's size. The region is
+    /// placed on the full-size source and carried over to the decoded
+    /// image, which may be smaller.
+    private func cropAndScale(_ image: Image, plan: LayoutPlan) -> Image? {
+        let full = plan.sourceSize
+        let factorX = Double(image.width) / Double(full.width)
+        let factorY = Double(image.height) / Double(full.height)
+        var region = (x: 0, y: 0, width: full.width, height: full.height)
+        var working = image
+        let wanted = plan.regionSize
+        if wanted != full {
+            let gravity = options.crop.gravity ?? options.gravity
+            if gravity.anchor == .smart {
+                let size = ImageSize(width: max(1, Int(Double(wanted.width) * factorX)), height: max(1, Int(Double(wanted.height) * factorY)))
+                let corner = Saliency.bestCrop(in: image, width: size.width, height: size.height)
+                region = (Int(Double(corner.x) / factorX), Int(Double(corner.y) / factorY), wanted.width, wanted.height)
+            } else {
+                let corner = LayoutPlan.position(of: wanted, in: full, gravity: gravity, dpr: 1, allowsOverflow: false)
+                region = (corner.x, corner.y, wanted.width, wanted.height)
+            }
+            let left = Int((Double(region.x) * factorX).rounded())
+            let top = Int((Double(region.y) * factorY).rounded())
+            let right = min(image.width, max(left + 1, Int((Double(region.x + region.width) * factorX).rounded())))
+            let bottom = min(image.height, max(top + 1, Int((Double(region.y + region.height) * factorY).rounded())))
+            guard let cut = ImageProcessors.Crop(x: left, y: top, width: right - left, height: bottom - top).process(image) else { return nil }
+            working = cut
+        }
+        let size = ImageSize(
+            width: max(1, LayoutPlan.scaled(region.width, by: plan.scaleX)), height: max(1, LayoutPlan.scaled(region.height, by: plan.scaleY)))
+        return ImageResizer.resize(working, to: size)
+    }
+
+    /// The scaled image cut to the plan's result crop, around the gravity;
+    /// nil when it already fits.
+    private func cropToResult(_ image: Image, plan: LayoutPlan) -> Image? {
+        guard plan.resultCropWidth > 0 || plan.resultCropHeight > 0 else { return nil }
+        let size = ImageSize(
+            width: LayoutPlan.minNonZero(plan.resultCropWidth, image.width), height: LayoutPlan.minNonZero(plan.resultCropHeight, image.height))
+        guard size.width < image.width || size.height < image.height else { return nil }
+        let clamped = ImageSize(width: min(size.width, image.width), height: min(size.height, image.height))
+        if options.gravity.anchor == .smart { return ImageProcessors.SmartCrop(size: clamped).process(image) }
+        let corner = LayoutPlan.position(of: clamped, in: image.size, gravity: options.gravity, dpr: plan.dprScale, allowsOverflow: false)
+        return ImageProcessors.Crop(x: corner.x, y: corner.y, width: clamped.width, height: clamped.height).process(image)
+    }
+
+    /// Blur, sharpen and pixelate (imgproxy's filters), then Imago's gray
+    /// and rounded corners.
+    private func filtered(_ image: Image) -> Image {
+        var processors: [any ImageProcessing] = []
+        if options.blur > 0 { processors.append(ImageProcessors.GaussianBlur(radius: options.blur * 2)) }
+        if options.sharpen > 0 { processors.append(ImageProcessors.Sharpen(sigma: options.sharpen)) }
+        if options.pixelate > 1 { processors.append(ImageProcessors.Pixelate(size: options.pixelate)) }
+        if options.grayscale { processors.append(ImageProcessors.Grayscale()) }
+        if options.cornerRadius > 0 {
+            processors.append(ImageProcessors.RoundedCorners(radius: Double(options.cornerRadius) * options.dpr))
+        }
+        return processors.reduce(image) { image, processor in processor.process(image) ?? image }
+    }
+
+    /// The image on a transparent canvas of `size` (a free side or one the
+    /// image already covers keeps the image's), placed by `gravity`.
+    private func extended(_ image: Image, to size: ImageSize, gravity: ProcessingOptions.Gravity, plan: LayoutPlan) -> Image {
+        guard size.width > image.width || size.height > image.height else { return image }
+        let canvas = ImageSize(width: size.width > 0 ? size.width : image.width, height: size.height > 0 ? size.height : image.height)
+        let corner = LayoutPlan.position(of: image.size, in: canvas, gravity: gravity, dpr: plan.dprScale, allowsOverflow: false)
+        return ImageProcessors.Embed(size: canvas, x: corner.x, y: corner.y).process(image) ?? image
+    }
+
+    private func padded(_ image: Image, plan: LayoutPlan) -> Image {
+        let padding = options.padding
+        let top = LayoutPlan.scaledToEven(padding.top, by: plan.dprScale)
+        let right = LayoutPlan.scaledToEven(padding.right, by: plan.dprScale)
+        let bottom = LayoutPlan.scaledToEven(padding.bottom, by: plan.dprScale)
+        let left = LayoutPlan.scaledToEven(padding.left, by: plan.dprScale)
+        let canvas = ImageSize(width: image.width + left + right, height: image.height + top + bottom)
+        return ImageProcessors.Embed(size: canvas, x: left, y: top).process(image) ?? image
+    }
+
+    /// The watermark scaled (`wm`'s scale, a fraction of the image's size),
+    /// then drawn at its position, or tiled with its offsets as spacing.
+    private func watermarked(_ image: Image, with watermark: Image, plan: LayoutPlan) -> Image {
+        let settings = options.watermark
+        var mark = watermark
+        if settings.scale > 0 {
+            let box = ImageSize(
+                width: max(1, LayoutPlan.scaledToEven(image.width, by: settings.scale)),
+                height: max(1, LayoutPlan.scaledToEven(image.height, by: settings.scale)))
+            // Fitted to the box, enlarged if need be, as imgproxy scales its watermark.
+            let factor = min(Double(box.width) / Double(mark.width), Double(box.height) / Double(mark.height))
+            let size = ImageSize(width: max(1, LayoutPlan.scaled(mark.width, by: factor)), height: max(1, LayoutPlan.scaled(mark.height, by: factor)))
+            mark = ImageResizer.resize(mark, to: size) ?? mark
+        }
+        let position = settings.position
+        if position.anchor == .replicate {
+            let spacingX = abs(position.x) >= 1 ? Int((position.x * plan.dprScale).rounded(.toNearestOrEven)) : LayoutPlan.scaledToEven(image.width, by: position.x)
+            let spacingY = abs(position.y) >= 1 ? Int((position.y * plan.dprScale).rounded(.toNearestOrEven)) : LayoutPlan.scaledToEven(image.height, by: position.y)
+            let tile = ImageSize(width: mark.width + max(0, spacingX), height: mark.height + max(0, spacingY))
+            mark = ImageProcessors.Embed(size: tile, x: max(0, spacingX) / 2, y: max(0, spacingY) / 2).process(mark) ?? mark
+            return ImageProcessors.Overlay(mark, named: "watermark", x: 0, y: 0, opacity: settings.opacity, repeating: true).process(image) ?? image
+        }
+        let corner = LayoutPlan.position(of: mark.size, in: image.size, gravity: position, dpr: plan.dprScale, allowsOverflow: true)
+        return ImageProcessors.Overlay(mark, named: "watermark", x: corner.x, y: corner.y, opacity: settings.opacity).process(image) ?? image
+    }
+}

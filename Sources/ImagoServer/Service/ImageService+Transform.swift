@@ -1,0 +1,97 @@
+import Foundation
+import Imago
+
+extension ImageService {
+    /// Fetches the source (through the pipeline's disk cache, under its
+    /// HTTP rules) and transforms it, unless it comes back with the
+    /// validator `previous` was made from: then `previous` is renewed as it
+    /// is. Each step waits for its turn (``AdmissionControl``). The answer
+    /// is kept in the result cache before it is returned.
+    func makeResult(
+        _ key: ResultKey, source url: URL, options: ProcessingOptions, format: OutputFormat, previous: EncodedResult?
+    ) async throws(ServiceError) -> EncodedResult {
+        let ticket = try admission.admit()
+        defer { ticket.end() }
+        try await ticket.download()
+        let source: DataResponse
+        do { source = try await pipeline.data(for: ImageRequest(url: url)) } catch { throw ServiceError(error) }
+        guard source.statusCode == 200 || source.statusCode == 203 else {
+            throw ServiceError(ImagePipeline.Error.httpStatus(code: source.statusCode, url: url))
+        }
+        if let limit = options.sourceLimits.maximumFileSize, source.data.count > limit {
+            throw ServiceError(.contentTooLarge, "the source is larger than \(limit) bytes (msfs)")
+        }
+        let version = SourceVersion(source, maxAge: configuration.maxAge, resultLifetime: results.lifetime)
+        if let previous, previous.sourceValidator == version.validator {
+            let renewed = previous.renewed(maxAge: version.maxAge, lifetime: version.lifetime)
+            await results.store(renewed, forKey: key)
+            return renewed
+        }
+        let bytes: Data
+        let mediaType: String
+        if let passed = passedThrough(source, options: options) {
+            (bytes, mediaType) = (source.data, passed)
+        } else {
+            try await ticket.transform()
+            (bytes, mediaType) = try await transform(source.data, of: url, options: options, format: format)
+            metrics.transformed()
+        }
+        let result = EncodedResult(
+            data: bytes, mediaType: mediaType, sourceValidator: version.validator, lastModified: version.lastModified,
+            maxAge: version.maxAge, lifetime: version.lifetime
+        )
+        await results.store(result, forKey: key)
+        return result
+    }
+
+    /// The media type to answer the source as it came with, for `raw` or
+    /// when `skp` names its format (and `f` names no other); nil when it is
+    /// to be transformed.
+    private func passedThrough(_ source: DataResponse, options: ProcessingOptions) -> String? {
+        let format = ImageFormat(sniffing: source.data)
+        if options.raw { return format == .unknown ? source.headers.first(.contentType) ?? "application/octet-stream" : format.mediaType }
+        guard let named = ProcessingOptions.Format(name: format.rawValue), options.skipProcessing.contains(named),
+            options.format == .auto || options.format == named
+        else { return nil }
+        return format.mediaType
+    }
+
+    /// Decodes `data` for `options` (scaled down while decoding as far as
+    /// the layout allows, then laid out by a ``LayoutProcessor``) and
+    /// encodes it, on one of the pipeline's decode threads, within the
+    /// decode memory budget.
+    func transform(
+        _ data: Data, of url: URL, options: ProcessingOptions, format: OutputFormat
+    ) async throws(ServiceError) -> (Data, mediaType: String) {
+        let header = ImageHeader(data)
+        if let limit = options.sourceLimits.maximumPixelCount, let size = header.storedSize, size.width * size.height > limit {
+            throw ServiceError(.contentTooLarge, "the source has \(size) pixels, more than the URL's limit of \(limit) (msr)")
+        }
+        var layoutOptions = options
+        layoutOptions.watermark.opacity *= configuration.watermarkOpacity
+        let watermarkImage = options.watermark.isEnabled ? try await watermark(for: options) : nil
+        let layout = LayoutProcessor(
+            options: layoutOptions, sourceSize: header.uprightSize, orientation: header.orientation, outputIsOpaque: format.isOpaque,
+            maximumResultDimension: min(configuration.maximumResultDimension, options.sourceLimits.maximumResultDimension ?? .max),
+            watermark: watermarkImage
+        )
+        let request = ImageRequest(url: url, targetSize: layout.decodeSize, contentMode: .fill, processors: [layout])
+        // The pixels the decode will hold, from the header; the pixel limit's worth when the header is not read here.
+        let decoding = ImageDecodingOptions(targetSize: request.targetSize, contentMode: request.contentMode)
+        let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
+        guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: url.absoluteString) }
+        defer { decodeMemory.release(reservation) }
+        let quality = format.quality(options, serviceQuality: configuration.quality, serviceFormatQuality: configuration.formatQuality)
+        let encoder: any ImageEncoding =
+            options.maxBytes > 0 ? FittingEncoder(quality: quality, maximumBytes: options.maxBytes) { format.encoder(quality: $0) } : format.encoder(quality: quality)
+        let bytes: Data
+        do { bytes = try await pipeline.render(data, as: request, encodedWith: encoder) } catch { throw ServiceError(error) }
+        return (bytes, ImageFormat(sniffing: bytes).mediaType)
+    }
+
+    /// The watermark's pixels (``readOptions`` has refused `wm` on a server without one).
+    private func watermark(for options: ProcessingOptions) async throws(ServiceError) -> Image {
+        guard let watermark else { throw ServiceError(.badRequest, "bad option \"wm\": this server has no watermark image") }
+        return try await watermark.image(using: pipeline, policy: configuration.sourcePolicy)
+    }
+}
