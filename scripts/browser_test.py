@@ -6,6 +6,8 @@ and this script's virtual environment. It starts `$IMAGO_BIN serve --demo`,
 and checks what a person opening the page would get:
   - every thumbnail (and every variant on one /demo/N page) loads, with no
     failed request, and Chromium was answered AVIF or WebP (f:auto);
+  - every crop and layout on that image's /demo/N/layout page loads at the
+    size the page states;
   - a screenshot of the page is not blank;
   - a reload costs the server no transformation: every image request that
     reaches it is a result-cache hit or a 304, according to /metrics.
@@ -214,7 +216,8 @@ def load_all_images(driver, selector):
     driver.execute_script("window.scrollTo(0, 0)")
     return driver.execute_script("""
         return [...document.querySelectorAll(arguments[0])].map(img =>
-            ({src: img.currentSrc || img.src, complete: img.complete, naturalWidth: img.naturalWidth}));""", selector)
+            ({src: img.currentSrc || img.src, complete: img.complete, naturalWidth: img.naturalWidth,
+              naturalHeight: img.naturalHeight, width: img.dataset.width, height: img.dataset.height}));""", selector)
 
 
 def check_images_loaded(checks, name, images):
@@ -359,6 +362,20 @@ def main():
             check_images_loaded(checks, f"{detail}: every img.variant loaded", load_all_images(driver, "img.variant"))
             # The contract names f:auto for the grid only; variants may all ask for formats by name.
             check_network(checks, detail, NetworkLog(driver).wait_settled(), require_auto=False)
+
+            # Its crops and layouts (imgproxy's gravity, focus point, smart crop,
+            # extension, padding, rotation, filters): each decoded by Chromium
+            # at the size the page states.
+            layout = detail.rstrip("/") + "/layout"
+            driver.get(layout)
+            images = load_all_images(driver, "img.layout")
+            check_images_loaded(checks, f"{layout}: every img.layout loaded", images)
+            wrong = [(i["src"], f'{i["naturalWidth"]}x{i["naturalHeight"]}', f'{i["width"]}x{i["height"]}')
+                     for i in images if (str(i["naturalWidth"]), str(i["naturalHeight"])) != (i["width"], i["height"])]
+            checks.check(f"{layout}: every layout decoded at its stated size", images and not wrong,
+                         f"{len(images) - len(wrong)}/{len(images)}" + (f"; wrong: {wrong[:3]}" if wrong else ""))
+            check_network(checks, layout, NetworkLog(driver).wait_settled())
+            driver.save_screenshot(os.path.join(out_dir, "layout.png"))
 
         # Back to the page, then reload it: what a person's second look costs.
         driver.get(base_url)

@@ -91,8 +91,30 @@ struct DemoSiteTests {
             types.insert(answer.headers[.contentType] ?? "")
         }
         #expect(types == ["image/jpeg", "image/png", "image/webp", "image/avif"])
-        for missing in ["/demo/2", "/demo/-1", "/demo/x", "/demo/"] {
+        for missing in ["/demo/2", "/demo/-1", "/demo/x", "/demo/", "/demo/1/other", "/demo/1/layout/x", "/demo/2/layout"] {
             #expect(await service.respond(to: ServiceRequest(path: missing)).status == 404, "\(missing)")
+        }
+        try await origin.shutdown()
+    }
+
+    @Test("an image's layout page: each crop and layout answers in the size it states")
+    func layoutPage() async throws {
+        let (_, origin, folder, service) = try await Self.start(count: 2, signing: nil)
+        defer { withExtendedLifetime(folder) {} }
+
+        let page = await service.respond(to: ServiceRequest(path: "/demo/1/layout"))
+        #expect(page.status == 200)
+        let html = String(decoding: page.body, as: UTF8.self)
+        let sources = Self.values(of: "src", in: html)
+        let widths = Self.values(of: "data-width", in: html).compactMap { Int($0) }
+        let heights = Self.values(of: "data-height", in: html).compactMap { Int($0) }
+        #expect(sources.count == DemoSite.layouts.count && widths.count == sources.count && heights.count == sources.count)
+        for (index, source) in sources.enumerated() {
+            let path = source.replacingOccurrences(of: "&amp;", with: "&")
+            let answer = await service.respond(to: ServiceRequest(path: path, headers: [.accept: "image/webp"]))
+            #expect(answer.status == 200, "\(path): \(String(decoding: answer.body, as: UTF8.self))")
+            let size = try ImageServiceTests.decoded(answer).size
+            #expect(size == ImageSize(width: widths[index], height: heights[index]), "\(DemoSite.layouts[index].options)")
         }
         try await origin.shutdown()
     }
