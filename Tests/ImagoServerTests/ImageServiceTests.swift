@@ -434,7 +434,7 @@ struct ImageServiceTests {
         var seen: [String: String] = [:]
         for options in [
             "w:50/f:webp", "w:51/f:webp", "w:50/f:png", "w:50/f:webp/imago_gray:1", "w:50/f:webp/bl:2", "w:50/f:webp/imago_radius:5",
-            "w:50/f:webp/q:40", "rs:fill:50:50/f:webp", "rs:fill:50:50/g:no/f:webp", "w:50/f:webp/pd:4/bg:f00", "w:50/f:webp/rot:90",
+            "w:50/f:webp/q:40", "rs:fill:50:50/f:webp", "rs:fill:50:50/g:we/f:webp", "w:50/f:webp/pd:4/bg:f00", "w:50/f:webp/rot:90",
         ] {
             let response = await service.respond(to: ServiceRequest(path: Self.path(options, server.url("/photo.jpg"))))
             let tag = try #require(response.headers[.eTag])

@@ -54,3 +54,10 @@ public enum Saliency {
 extension Image {
     public func trimmedBounds(threshold: Double, background: Color?, equalHorizontal: Bool, equalVertical: Bool) -> (x: Int, y: Int, width: Int, height: Int)? { nil }
 }
+public enum ThumbHash {
+    public static func base64(of image: Image) -> String { "" }
+    public static func hash(of image: Image) -> [UInt8] { [] }
+    public static func image(from hash: [UInt8]) -> Image? { nil }
+    public static func averageColor(of hash: [UInt8]) -> (red: Double, green: Double, blue: Double, alpha: Double)? { nil }
+    public static func approximateAspectRatio(of hash: [UInt8]) -> Double? { nil }
+}

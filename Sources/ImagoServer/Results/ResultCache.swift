@@ -65,6 +65,11 @@ struct ResultKey: Hashable, Sendable, CustomStringConvertible {
         diskKey = source.absoluteString + "\u{0}" + options.cacheKey + "\u{0}" + format.rawValue + (watermark.map { "\u{0}" + $0 } ?? "")
     }
 
+    /// The key of `source`'s `/info` answer.
+    init(infoOf source: URL) {
+        diskKey = source.absoluteString + "\u{0}info"
+    }
+
     var description: String { diskKey }
 }
 

@@ -8,20 +8,20 @@ extension ImageService {
     /// current, else the bytes, shared with every other answer. Its fields
     /// are imgproxy's: Content-Disposition with the file name (`fn`, else
     /// the source's) and `att`'s disposition, a max-age no later than
-    /// `exp`, and `Vary: Accept` when the format was negotiated.
-    func answer(_ result: EncodedResult, to request: Request, options: ProcessingOptions, source: URL) -> Response {
+    /// `exp`, and `Vary: Accept` when the format was `negotiated`.
+    func answer(_ result: EncodedResult, to request: Request, options: ProcessingOptions, source: URL, negotiated: Bool) -> Response {
         var maxAge = result.maxAge
         if let expires = options.expires, expires > 0 {
             maxAge = min(maxAge, max(0, expires - Int(Date().timeIntervalSince1970)))
         }
         var headers: HTTPFields = [
             .contentType: result.mediaType,
-            .cacheControl: maxAge > 0 ? "public, max-age=\(maxAge)" : "no-cache",
+            .cacheControl: "public, max-age=\(maxAge)",
             .eTag: result.etag,
             .contentDisposition: Self.contentDisposition(options: options, source: source, mediaType: result.mediaType),
         ]
         if let lastModified = result.lastModified { headers[.lastModified] = lastModified }
-        if options.format == .auto, !options.raw { headers[.vary] = "Accept" }
+        if negotiated { headers[.vary] = "Accept" }
         if ConditionalRequest(request.headers).isCurrent(etag: result.etag, lastModified: result.lastModified) {
             return Response(status: .notModified, headers: headers, body: ResponseBody())
         }

@@ -3,12 +3,14 @@ import Imago
 
 extension ImageService {
     /// Fetches the source (through the pipeline's disk cache, under its
-    /// HTTP rules) and transforms it, unless it comes back with the
-    /// validator `previous` was made from: then `previous` is renewed as it
-    /// is. Each step waits for its turn (``AdmissionControl``). The answer
-    /// is kept in the result cache before it is returned.
+    /// HTTP rules) and makes the answer with `make`, unless the source comes
+    /// back with the validator `previous` was made from: then `previous` is
+    /// renewed as it is. Each step waits for its turn (``AdmissionControl``;
+    /// `make` waits for its transformation turn itself, if it needs one).
+    /// The answer is kept in the result cache before it is returned.
     func makeResult(
-        _ key: ResultKey, source url: URL, options: ProcessingOptions, format: OutputFormat, previous: EncodedResult?
+        _ key: ResultKey, source url: URL, previous: EncodedResult?,
+        make: (DataResponse, AdmissionControl.Ticket) async throws(ServiceError) -> (Data, mediaType: String)
     ) async throws(ServiceError) -> EncodedResult {
         let ticket = try admission.admit()
         defer { ticket.end() }
@@ -18,24 +20,13 @@ extension ImageService {
         guard source.statusCode == 200 || source.statusCode == 203 else {
             throw ServiceError(ImagePipeline.Error.httpStatus(code: source.statusCode, url: url))
         }
-        if let limit = options.sourceLimits.maximumFileSize, source.data.count > limit {
-            throw ServiceError(.contentTooLarge, "the source is larger than \(limit) bytes (msfs)")
-        }
         let version = SourceVersion(source, maxAge: configuration.maxAge, resultLifetime: results.lifetime)
         if let previous, previous.sourceValidator == version.validator {
             let renewed = previous.renewed(maxAge: version.maxAge, lifetime: version.lifetime)
             await results.store(renewed, forKey: key)
             return renewed
         }
-        let bytes: Data
-        let mediaType: String
-        if let passed = passedThrough(source, options: options) {
-            (bytes, mediaType) = (source.data, passed)
-        } else {
-            try await ticket.transform()
-            (bytes, mediaType) = try await transform(source.data, of: url, options: options, format: format)
-            metrics.transformed()
-        }
+        let (bytes, mediaType) = try await make(source, ticket)
         let result = EncodedResult(
             data: bytes, mediaType: mediaType, sourceValidator: version.validator, lastModified: version.lastModified,
             maxAge: version.maxAge, lifetime: version.lifetime
@@ -47,7 +38,7 @@ extension ImageService {
     /// The media type to answer the source as it came with, for `raw` or
     /// when `skp` names its format (and `f` names no other); nil when it is
     /// to be transformed.
-    private func passedThrough(_ source: DataResponse, options: ProcessingOptions) -> String? {
+    func passedThrough(_ source: DataResponse, options: ProcessingOptions) -> String? {
         let format = ImageFormat(sniffing: source.data)
         if options.raw { return format == .unknown ? source.headers.first(.contentType) ?? "application/octet-stream" : format.mediaType }
         guard let named = ProcessingOptions.Format(name: format.rawValue), options.skipProcessing.contains(named),
@@ -63,6 +54,9 @@ extension ImageService {
     func transform(
         _ data: Data, of url: URL, options: ProcessingOptions, format: OutputFormat
     ) async throws(ServiceError) -> (Data, mediaType: String) {
+        if let limit = options.sourceLimits.maximumFileSize, data.count > limit {
+            throw ServiceError(.contentTooLarge, "the source is larger than \(limit) bytes (msfs)")
+        }
         let header = ImageHeader(data)
         if let limit = options.sourceLimits.maximumPixelCount, let size = header.storedSize, size.width * size.height > limit {
             throw ServiceError(.contentTooLarge, "the source has \(size) pixels, more than the URL's limit of \(limit) (msr)")

@@ -142,6 +142,11 @@ public final class ImageService: Sendable {
         let path = matched.base[matched.startIndex...]
         let report = (context as? ImageRequestContext)?.report
         do {
+            // `/info/...` cannot be an image URL: "info" is no signature.
+            if path.hasPrefix("info/") {
+                let prefix = matched.base[..<matched.base.index(matched.startIndex, offsetBy: 4)]
+                return try await info(request, path: path.dropFirst(4), mountedAt: prefix, report: report)
+            }
             return try await image(request, path: path, mountedAt: matched.base[..<matched.startIndex], report: report)
         } catch {
             throw error.cacheable(for: configuration.errorMaxAge)
@@ -153,25 +158,51 @@ public final class ImageService: Sendable {
     private func image(_ request: Request, path rawPath: Substring, mountedAt prefix: Substring, report: ImageRequestReport?)
         async throws(ServiceError) -> Response
     {
-        // 1. Take the path apart and check its signature, on the path as
-        //    sent, before any option is read.
-        let path: ImageURLPath
-        do { path = try ImageURLPath(rawPath, presetsOnly: configuration.presetsOnly) } catch { throw ServiceError(error) }
-        report?.record { $0.unsignedPath = prefix + "-" + path.signedPath }
-        let needsAllowedSize = try verifySignature(path)
-
-        // 2. Read the options; an unsigned URL may ask only for an allowed size.
-        let options = try readOptions(path)
-        if needsAllowedSize { try checkAllowedSize(options) }
-
-        // 3. Apply the source policy (its addresses are checked again at every connection).
-        let source: URL
-        do { source = try configuration.sourcePolicy.check(url: path.source) } catch { throw ServiceError(error) }
-        report?.record { $0.sourceHost = source.host }
+        // 1-3. The path, its signature, its options, its source.
+        let (options, source) = try readRequest(rawPath, mountedAt: prefix, report: report)
 
         // 4. Look in the result cache.
         let format = options.raw ? OutputFormat.jpegOrPNG : try OutputFormat(options.format, accept: request.headers[.accept] ?? "")
         let key = ResultKey(source: source, options: options, format: format, watermark: options.watermark.isEnabled ? watermark?.key : nil)
+
+        // 5-7. Fetch, transform and store, once for every identical request in flight.
+        let result = try await result(for: key, source: source, report: report) { response, ticket throws(ServiceError) in
+            if let passed = self.passedThrough(response, options: options) { return (response.data, passed) }
+            try await ticket.transform()
+            defer { self.metrics.transformed() }
+            return try await self.transform(response.data, of: source, options: options, format: format)
+        }
+
+        // 8. Answer: the image, or 304 when the client's copy is current.
+        return answer(result, to: request, options: options, source: source, negotiated: options.format == .auto && !options.raw)
+    }
+
+    /// The steps every URL goes through before its source is looked at:
+    /// take the path apart and check its signature on the path as sent,
+    /// before any option is read; read the options (an unsigned URL may
+    /// ask only for an allowed size); apply the source policy (its
+    /// addresses are checked again at every connection).
+    func readRequest(_ rawPath: Substring, mountedAt prefix: Substring, report: ImageRequestReport?) throws(ServiceError) -> (
+        ProcessingOptions, URL
+    ) {
+        let path: ImageURLPath
+        do { path = try ImageURLPath(rawPath, presetsOnly: configuration.presetsOnly) } catch { throw ServiceError(error) }
+        report?.record { $0.unsignedPath = prefix + "-" + path.signedPath }
+        let needsAllowedSize = try verifySignature(path)
+        let options = try readOptions(path)
+        if needsAllowedSize { try checkAllowedSize(options) }
+        let source: URL
+        do { source = try configuration.sourcePolicy.check(url: path.source) } catch { throw ServiceError(error) }
+        report?.record { $0.sourceHost = source.host }
+        return (options, source)
+    }
+
+    /// The answer kept under `key` while it is fresh, else one made from
+    /// the source by `make`, once for every identical request in flight.
+    func result(
+        for key: ResultKey, source: URL, report: ImageRequestReport?,
+        make: @escaping @Sendable (DataResponse, AdmissionControl.Ticket) async throws(ServiceError) -> (Data, mediaType: String)
+    ) async throws(ServiceError) -> EncodedResult {
         let kept = await results.cached(key)
         let result: EncodedResult
         let outcome: ImageRequestReport.CacheOutcome
@@ -179,16 +210,13 @@ public final class ImageService: Sendable {
             metrics.resultCacheHit()
             (result, outcome) = (kept, .hit)
         } else {
-            // 5-7. Fetch, transform and store, once for every identical request in flight.
             result = try await results.shared(key) { () throws(ServiceError) in
-                try await self.makeResult(key, source: source, options: options, format: format, previous: kept)
+                try await self.makeResult(key, source: source, previous: kept, make: make)
             }
             outcome = kept?.etag == result.etag ? .revalidated : .miss
         }
         report?.record { $0.cacheOutcome = outcome }
-
-        // 8. Answer: the image, or 304 when the client's copy is current.
-        return answer(result, to: request, options: options, source: source)
+        return result
     }
 
     /// Whether `path`'s signature lets it through: `false` when it does,

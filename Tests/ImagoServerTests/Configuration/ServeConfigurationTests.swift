@@ -15,6 +15,8 @@ struct ServeConfigurationTests {
         "max-source-size": "3", "max-pixels": "20", "max-frames": "50", "result-memory": "64", "result-lifetime": "600",
         "result-disk-limit": "5", "source-disk-limit": "6", "keep-every-source": "yes", "decode-memory": "128", "idle-timeout": "11",
         "write-timeout": "300", "drain-timeout": "13", "log-level": "debug", "log-format": "json", "demo": "1",
+        "only-presets": "1", "allow-source-limits": "yes", "quality": "70", "format-quality": "webp=60", "max-result-dimension": "4000",
+        "watermark-path": "/tmp/watermark.png", "watermark-url": "https://images.example.com/mark.png", "watermark-opacity": "0.5",
     ]
 
     @Test("every setting has a flag and an IMAGO_ variable of its own, and every field of the service's configuration is set by one")
