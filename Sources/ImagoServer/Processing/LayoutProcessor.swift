@@ -2,7 +2,7 @@ import Foundation
 import ImagoCodecs
 
 /// Makes a decoded source into the answer's image as its options say, in
-/// imgproxy's order: turned and flipped, trimmed, cut (`c`), scaled, cut to
+/// imgproxy's order: trimmed, turned and flipped, cut (`c`), scaled, cut to
 /// the result (`fill`), filtered, extended, padded, flattened and
 /// watermarked. The sizes come from a ``LayoutPlan`` of the source at full
 /// size, so the answer is the same whether the decoder scaled the image
@@ -46,6 +46,11 @@ struct LayoutProcessor: ImageProcessing {
             image = orientation.inverse.apply(to: image)
             if orientation.swapsDimensions { fullSize = fullSize.transposed }
         }
+        if options.trim.isEnabled, let trimmed = trimmed(image) {
+            // Trimming decodes at full size (the service asks for no scaling).
+            image = trimmed
+            fullSize = trimmed.size
+        }
         if options.rotate != 0 {
             guard let turned = ImageProcessors.Rotate(quarterTurns: options.rotate / 90).process(image) else { return nil }
             image = turned
@@ -54,11 +59,6 @@ struct LayoutProcessor: ImageProcessing {
         if options.flipHorizontal || options.flipVertical {
             guard let flipped = ImageProcessors.Flip(horizontal: options.flipHorizontal, vertical: options.flipVertical).process(image) else { return nil }
             image = flipped
-        }
-        if options.trim.isEnabled, let trimmed = trimmed(image) {
-            // Trimming decodes at full size (the service asks for no scaling).
-            image = trimmed
-            fullSize = trimmed.size
         }
         let plan = LayoutPlan(sourceSize: fullSize, options: options, maximumResultDimension: maximumResultDimension)
         guard let scaled = cropAndScale(image, plan: plan) else { return nil }
