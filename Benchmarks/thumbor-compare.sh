@@ -38,6 +38,9 @@
 #
 # Needs nginx, wrk and curl (Debian: apt-get install nginx-light wrk curl) and
 # python3 with venv. IMAGO=path uses that imago binary instead of building one.
+# IMAGO_BASELINE=path adds a third server, "base": another imago binary (an
+# earlier commit's), in every round after imago, so that two versions'
+# ratios to thumbor come from one run.
 set -euo pipefail
 
 rounds=3
@@ -90,6 +93,11 @@ if [ -z "${IMAGO:-}" ]; then
     IMAGO=$here/.build/release/imago
 fi
 [ "$IMAGO" -ef "$work/imago" ] || cp "$IMAGO" "$work/imago"
+servers="thumbor imago"
+if [ -n "${IMAGO_BASELINE:-}" ]; then
+    cp "$IMAGO_BASELINE" "$work/imago-base"
+    servers="thumbor imago base"
+fi
 (cd "$here" && swift build -c release --product Thumbnails > "$work/build-floor.log" 2>&1) ||
     { tail -20 "$work/build-floor.log" >&2; exit 1; }
 cp "$here/.build/release/Thumbnails" "$work/floor"
@@ -197,10 +205,10 @@ stop_thumbor() {
     server_pids=()
 }
 
-start_imago() { # $1: cache folder
+start_imago() { # $1: cache folder; $2: the binary
     local log=$work/imago.log
     : > "$log"
-    "$work/imago" serve --bind "127.0.0.1:$imago_port" --cache "$1" --allow-unsigned \
+    "$2" serve --bind "127.0.0.1:$imago_port" --cache "$1" --allow-unsigned \
         --allow-source-network 127.0.0.2/32 > "$log" 2>&1 &
     server_pids=($!)
     for _ in $(seq 100); do grep -q "imago serve: listening on" "$log" && break; sleep 0.1; done
@@ -264,28 +272,30 @@ run_round() { # workload concurrency server round
         start_thumbor "$([ "$mode" = warm ] && echo 1 || echo 0)" "$dir"
     else
         base=http://127.0.0.1:$imago_port
-        start_imago "$dir"
+        start_imago "$dir" "$work/$([ "$server" = base ] && echo imago-base || echo imago)"
     fi
+    # The URLs' dialect: thumbor's, or imago's (for both imago binaries).
+    local dialect=$([ "$server" = thumbor ] && echo thumbor || echo imago)
     if [ "$mode" = warm ]; then
-        "$venv/bin/python" "$here/thumbor/prime.py" "$base" "$server" "$format" "$origin" "$files"
+        "$venv/bin/python" "$here/thumbor/prime.py" "$base" "$dialect" "$format" "$origin" "$files"
     else
         # One cold request each for both workers, outside the measurement.
         wrk -t1 -c2 -d1s --timeout 30s -s "$here/thumbor/requests.lua" "$base" -- \
-            "$server" cold "$format" "$size" "$origin" "warmup-$tag" "$files" > /dev/null
+            "$dialect" cold "$format" "$size" "$origin" "warmup-$tag" "$files" > /dev/null
     fi
     local before429=0 beforeT=0
-    if [ "$server" = imago ]; then
+    if [ "$server" != thumbor ]; then
         before429=$(metric 'imago_http_requests_total{status="429"}')
         beforeT=$(metric imago_transformations_total)
     fi
     local out ticks
     ticks=$(cpu_ticks)
     out=$(wrk -t2 -c"$c" -d"${duration}s" --timeout 30s -s "$here/thumbor/requests.lua" "$base" -- \
-        "$server" "$mode" "$format" "$size" "$origin" "$tag" "$files" | awk '$1 == "RESULT"')
+        "$dialect" "$mode" "$format" "$size" "$origin" "$tag" "$files" | awk '$1 == "RESULT"')
     local rss too_many=- transformations
     rss=$(peak_rss_mb)
     ticks=$(($(cpu_ticks) - ticks))
-    if [ "$server" = imago ]; then
+    if [ "$server" != thumbor ]; then
         too_many=$(($(metric 'imago_http_requests_total{status="429"}') - before429))
         transformations=$(($(metric imago_transformations_total) - beforeT))
         note="transformations $transformations"
@@ -308,8 +318,7 @@ for workload in $workloads; do
     fi
     for c in $concurrencies; do
         for round in $(seq "$rounds"); do
-            run_round "$workload" "$c" thumbor "$round"
-            run_round "$workload" "$c" imago "$round"
+            for server in $servers; do run_round "$workload" "$c" "$server" "$round"; done
         done
     done
 done
@@ -336,7 +345,7 @@ awk '
         for (i = 1; i <= n; i++) {
             k = order[i]; split(k, f, " ")
             ratio = ""
-            if (f[3] == "imago") {
+            if (f[3] == "imago" || f[3] == "base") {
                 t = f[1] " " f[2] " thumbor"
                 ratio = sprintf("%.2fx ok/s, %.2fx RSS, %.2fx CPU", median(ok[k]) / median(ok[t]), rss[k] / rss[t], median(cpu[k]) / median(cpu[t]))
                 fl = f[1] " all floor"

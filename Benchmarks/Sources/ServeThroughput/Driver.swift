@@ -42,11 +42,11 @@ struct Driver {
                 + "server (pid \(server.pid)) on core 0, wrk on core 1; cache under \(options.cacheParent)")
         print("  load average \(loadAverage()); DiskCache.store of 12 KB beside the result cache: \(storeMicroseconds) µs")
 
-        func load(_ script: String, connections: Int, seconds: Int, first: Int) throws -> WrkResult {
+        func load(_ script: String, connections: Int, seconds: Int, first: Int, layout: String = "box") throws -> WrkResult {
             let arguments =
                 [
                     "-c", "1", wrk, "-t1", "-c\(connections)", "-d\(seconds)s", "--timeout", "30s", "-s", script,
-                    "http://127.0.0.1:\(port)", "--", String(first),
+                    "http://127.0.0.1:\(port)", "--", String(first), layout,
                 ] + sources
             let result = try WrkResult(output: ChildProcess.output(of: taskset, arguments))
             guard result.failures == 0 else { throw BenchmarkFailure(description: "wrk saw \(result.failures) failed requests") }
@@ -54,6 +54,17 @@ struct Driver {
         }
         // Warm-up: connections, the heap, the branch predictors.
         _ = try load(transformScript, connections: 2, seconds: 2, first: WrkScripts.warmUpFirst)
+        if options.smartCrop {
+            try compareSmartCrop { layout, first in
+                let before = try processCPUSeconds(server.pid)
+                let result = try load(transformScript, connections: 2, seconds: options.secondsPerPhase, first: first, layout: layout)
+                return (result, (try processCPUSeconds(server.pid) - before) / Double(result.requests))
+            }
+            server.writeLine("stop")
+            _ = try server.readLine()
+            server.wait()
+            return
+        }
 
         var rounds: [Round] = []
         for round in 0..<options.rounds {
@@ -115,6 +126,32 @@ struct Driver {
                 median(rounds.map { 100 * $0.bareCPU / $0.servedCPU })))
         print(String(format: "  result-cache hits, 16 connections    %7.0f/s  p99 %.2f ms", hits.rate, hits.p99 * 1000))
         print("  \(closed); load average \(loadAverage())")
+    }
+
+    /// Rounds of the same answers filled to 256x256, cut at the centre and
+    /// by the smart crop, in alternating order; prints each round's rates
+    /// and CPU time per answer, and the medians of the smart crop's share.
+    private func compareSmartCrop(_ load: (_ layout: String, _ first: Int) throws -> (WrkResult, cpu: Double)) throws {
+        var costs: [Double] = []
+        var rates: [Double] = []
+        for round in 0..<options.rounds {
+            var measured: [String: (WrkResult, cpu: Double)] = [:]
+            for layout in round.isMultiple(of: 2) ? ["fill", "smart"] : ["smart", "fill"] {
+                measured[layout] = try load(layout, round * WrkScripts.perRound)
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            guard let fill = measured["fill"], let smart = measured["smart"] else { continue }
+            costs.append(smart.cpu / fill.cpu)
+            rates.append(smart.0.rate / fill.0.rate)
+            print(
+                String(
+                    format: "  round %d: centre %6.1f/s %.3f ms CPU per answer   smart %6.1f/s %.3f ms   smart's extra CPU %+5.1f%%  rate %+5.1f%%",
+                    round + 1, fill.0.rate, fill.cpu * 1000, smart.0.rate, smart.cpu * 1000, 100 * (costs.last! - 1), 100 * (rates.last! - 1)))
+        }
+        print(
+            String(
+                format: "  smart crop against the centre cut, medians of %d rounds: CPU per answer %+.1f%%, rate %+.1f%% (goal: at most +15%% cost)",
+                costs.count, 100 * (median(costs) - 1), 100 * (median(rates) - 1)))
     }
 
     /// User and system time of every thread the process has had, from /proc (in clock ticks, 10 ms).

@@ -21,7 +21,13 @@ import Foundation
 // 256x256 (1/4), resample (none needed), JPEGEncoder q80. Result-cache
 // hits: the last round's first 160 URLs again, 16 connections.
 //
-//     .build/release/ServeThroughput [rounds] [seconds per phase] [--validators] [--cache-parent PATH] [--served-only]
+//     .build/release/ServeThroughput [rounds] [seconds per phase] [--validators] [--cache-parent PATH] [--served-only] [--smart-crop]
+//
+// `--smart-crop` measures `g:sm` instead: each round, the same work filled
+// and cut to 256x256 at the centre and by the smart crop (`rs:fill:256:256`
+// with and without `g:sm`, each request a new answer by its cache buster),
+// in alternating order, and prints the smart crop's extra CPU time per
+// answer and its rate against the centre cut.
 //
 // The origin sends no validator (the service then hashes each source);
 // `--validators` gives every source an ETag and a Last-Modified, as most
@@ -62,6 +68,7 @@ struct DriverOptions: Sendable {
     var cacheParent = "/dev/shm"
     var servedOnly = false
     var validators = false
+    var smartCrop = false
 
     init(_ arguments: [String]) {
         var numbers: [Int] = []
@@ -73,6 +80,7 @@ struct DriverOptions: Sendable {
                 index += 1
             case "--served-only": servedOnly = true
             case "--validators": validators = true
+            case "--smart-crop": smartCrop = true
             default: if let number = Int(arguments[index]) { numbers.append(number) }
             }
             index += 1

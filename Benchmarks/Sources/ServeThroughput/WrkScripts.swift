@@ -1,7 +1,10 @@
 /// wrk's Lua scripts. Arguments after `--`: the first request's number,
-/// then the 16 sources (base64url). Request i asks for source i mod 16 in a
-/// box 256 wide and 192 + i / 16 high: a 1024x768 source fits 256x192 in
-/// every such box, so each i is a new answer of the same work.
+/// the layout (`box`, `fill` or `smart`), then the 16 sources (base64url).
+/// Request i asks for source i mod 16: with `box`, in a box 256 wide and
+/// 192 + i / 16 high (a 1024x768 source fits 256x192 in every such box);
+/// with `fill`, filled and cut to 256x256 with the cache buster i; with
+/// `smart`, the same cut by the smart crop (`g:sm`). Each i is a new answer
+/// of the same work.
 enum WrkScripts {
     /// Request numbers per round: a round starts at round * perRound.
     static let perRound = 12_000
@@ -29,13 +32,17 @@ enum WrkScripts {
             """
 
     private static let common = """
-        local first, sources, n = 0, {}, 0
+        local first, layout, sources, n = 0, "box", {}, 0
         function init(args)
           first = tonumber(args[1])
-          for i = 2, #args do sources[#sources + 1] = args[i] end
+          layout = args[2]
+          for i = 3, #args do sources[#sources + 1] = args[i] end
         end
         function path(i)
-          return wrk.format("GET", "/unsafe/w:256/h:" .. (192 + math.floor(i / 16)) .. "/f:jpeg/q:80/" .. sources[i % 16 + 1])
+          local options = "w:256/h:" .. (192 + math.floor(i / 16))
+          if layout == "fill" then options = "rs:fill:256:256/cb:" .. i end
+          if layout == "smart" then options = "rs:fill:256:256/g:sm/cb:" .. i end
+          return wrk.format("GET", "/unsafe/" .. options .. "/f:jpeg/q:80/" .. sources[i % 16 + 1])
         end
         -- One line for the driver: requests, microseconds, status errors, socket errors, p99 in microseconds.
         function done(summary, latency, requests)
