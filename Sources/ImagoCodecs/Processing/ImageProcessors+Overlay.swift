@@ -1,0 +1,157 @@
+import Foundation
+
+extension ImageProcessors {
+    /// `overlay` drawn over the image (a watermark, a badge) with its
+    /// top-left corner at (`x`, `y`), its alpha multiplied by `opacity`,
+    /// composited with Porter-Duff "over" on straight-alpha sRGB bytes.
+    ///
+    /// ```swift
+    /// let marked = ImageProcessors.Overlay(logo, named: "logo-v2", x: 16, y: 16, opacity: 0.5).process(photo)
+    /// ```
+    ///
+    /// The overlay may lie partly or wholly outside the image: only the
+    /// part over it is drawn. With `repeating`, it is tiled over the whole
+    /// image, the tile grid through (`x`, `y`) and extending in every
+    /// direction. Channels are rounded to nearest (halves up).
+    ///
+    /// The result keeps the image's alpha channel or its absence (an
+    /// opaque image stays opaque) and becomes colour when the image is
+    /// gray and the overlay is colour (rgb8 or rgba8); it has no animation
+    /// (one frame is drawn on). The image itself when nothing is drawn:
+    /// `opacity` 0 or below (or NaN), or an overlay wholly outside.
+    public struct Overlay: ImageProcessing {
+        /// The image drawn on top.
+        public var overlay: Image
+        /// What identifies `overlay` in ``identifier``, which is a cache
+        /// key: give different overlays different names.
+        public var name: String
+        /// The overlay's left edge on the image, in pixels.
+        public var x: Int
+        /// The overlay's top edge on the image, in pixels.
+        public var y: Int
+        /// The factor on the overlay's alpha, 0...1 (values outside are clamped).
+        public var opacity: Double
+        /// Whether the overlay is tiled over the whole image.
+        public var repeating: Bool
+
+        /// Creates an overlay of `overlay`, called `name` in ``identifier``.
+        public init(_ overlay: Image, named name: String, x: Int, y: Int, opacity: Double = 1, repeating: Bool = false) {
+            self.overlay = overlay
+            self.name = name
+            self.x = x
+            self.y = y
+            self.opacity = opacity
+            self.repeating = repeating
+        }
+
+        /// `overlay(<name's UTF-8 length>:<name>,WxH,x,y,opacity[,repeating])`:
+        /// the name is length-prefixed, so no name can pass for another's
+        /// fields; the overlay's size guards against a reused name.
+        public var identifier: String {
+            "overlay(\(name.utf8.count):\(name),\(overlay.size),\(x),\(y),\(opacity)\(repeating ? ",repeating" : ""))"
+        }
+
+        public func process(_ image: Image) -> Image? {
+            let opacity = Float(opacity.isNaN ? 0 : min(1, max(0, opacity)))
+            guard opacity > 0 else { return image }
+            let (width, height) = (image.width, image.height)
+            let (tileWidth, tileHeight) = (overlay.width, overlay.height)
+            // The image's columns and rows drawn on, and the overlay column
+            // and row drawn at the first of them.
+            let columns: Range<Int>
+            let rows: Range<Int>
+            let (firstColumn, firstRow): (Int, Int)
+            if repeating {
+                columns = 0..<width
+                rows = 0..<height
+                // The remainders first: x and y may be anything, even Int.min.
+                firstColumn = (tileWidth - x % tileWidth) % tileWidth
+                firstRow = (tileHeight - y % tileHeight) % tileHeight
+            } else {
+                guard x < width, x > -tileWidth, y < height, y > -tileHeight else { return image }
+                columns = max(0, x)..<min(width, x + tileWidth)
+                rows = max(0, y)..<min(height, y + tileHeight)
+                (firstColumn, firstRow) = (columns.lowerBound - x, rows.lowerBound - y)
+            }
+
+            let color = overlay.pixelFormat.hasColor
+            let base = image.widened(addingColor: color, addingAlpha: false)
+            // The overlay in the result's colours, with alpha: gray and
+            // alpha, or RGBA.
+            let top = overlay.widened(addingColor: base.pixelFormat.hasColor, addingAlpha: true)
+            var pixels = base.pixels
+            pixels.withUnsafeMutableBufferPointer { target in
+                top.pixels.withUnsafeBufferPointer { source in
+                    guard let target = target.baseAddress, let source = source.baseAddress else { return }
+                    let span = Span(
+                        count: columns.count, firstColumn: firstColumn, tileWidth: tileWidth, opacity: opacity)
+                    for (index, row) in rows.enumerated() {
+                        let overlayRow = (firstRow + index) % tileHeight
+                        let into = target + (row * base.bytesPerRow + columns.lowerBound * base.pixelFormat.bytesPerPixel)
+                        let from = source + overlayRow * top.bytesPerRow
+                        switch (base.pixelFormat.hasColor, base.pixelFormat.hasAlpha) {
+                        case (false, false): span.draw(from, into: into, colors: 1, alpha: false)
+                        case (false, true): span.draw(from, into: into, colors: 1, alpha: true)
+                        case (true, false): span.draw(from, into: into, colors: 3, alpha: false)
+                        case (true, true): span.draw(from, into: into, colors: 3, alpha: true)
+                        }
+                    }
+                }
+            }
+            return Image(width: width, height: height, pixelFormat: base.pixelFormat, bytesPerRow: base.bytesPerRow, pixels: pixels)
+        }
+
+        /// One row's run of overlay pixels drawn over the image: `count`
+        /// pixels from overlay column `firstColumn`, wrapping at `tileWidth`.
+        private struct Span {
+            var count: Int
+            var firstColumn: Int
+            var tileWidth: Int
+            var opacity: Float
+
+            /// Draws over `target` (pixels of `colors` channels, and alpha
+            /// when `alpha`) from the overlay row at `source` (`colors` + 1 channels).
+            @inline(__always)
+            func draw(_ source: UnsafePointer<UInt8>, into target: UnsafeMutablePointer<UInt8>, colors: Int, alpha: Bool) {
+                let sourceChannels = colors + 1
+                let targetChannels = alpha ? colors + 1 : colors
+                var column = firstColumn
+                for index in 0..<count {
+                    let from = source + column * sourceChannels
+                    let to = target + index * targetChannels
+                    column += 1
+                    if column == tileWidth { column = 0 }
+                    let coverage = Float(from[colors]) * opacity / 255
+                    guard coverage > 0 else { continue }
+                    if alpha {
+                        // Straight alpha: the colours are weighted by their
+                        // alphas, and the sum divided by the result's.
+                        let below = Float(to[colors]) / 255 * (1 - coverage)
+                        let total = coverage + below
+                        for channel in 0..<colors {
+                            to[channel] = Self.byte((Float(from[channel]) * coverage + Float(to[channel]) * below) / total)
+                        }
+                        to[colors] = Self.byte(total * 255)
+                    } else {
+                        for channel in 0..<colors {
+                            to[channel] = Self.byte(Float(from[channel]) * coverage + Float(to[channel]) * (1 - coverage))
+                        }
+                    }
+                }
+            }
+
+            /// A value in [0, 255] (give or take rounding error) to the nearest byte, halves up.
+            @inline(__always)
+            static func byte(_ value: Float) -> UInt8 { UInt8(min(255, max(0, value + 0.5))) }
+        }
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Overlay {
+    /// Draws `overlay` (called `name` in the identifier) at (`x`, `y`), its alpha times `opacity`; `repeating` tiles it.
+    public static func overlay(
+        _ overlay: Image, named name: String, x: Int = 0, y: Int = 0, opacity: Double = 1, repeating: Bool = false
+    ) -> Self {
+        ImageProcessors.Overlay(overlay, named: name, x: x, y: y, opacity: opacity, repeating: repeating)
+    }
+}
