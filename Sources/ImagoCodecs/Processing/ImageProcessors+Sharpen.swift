@@ -66,65 +66,58 @@ extension ImageProcessors {
             let rowBytes = width * channels
             let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { output, initialized in
                 image.pixels.withUnsafeBufferPointer { source in
-                    CIELightness.linear.withUnsafeBufferPointer { linear in
-                        CIELightness.byteThresholds.withUnsafeBufferPointer { thresholds in
-                            guard let source = source.baseAddress, let output = output.baseAddress else { return }
-                            var blurredUpTo = -1
-                            for (y, footprint) in rows.enumerated() {
-                                while blurredUpTo < footprint.first + footprint.weights.count - 1 {
-                                    blurredUpTo += 1
-                                    let slot = blurredUpTo % ringRows
-                                    let row = source + blurredUpTo * image.bytesPerRow
-                                    let lightnessRow = lightness + slot * width
-                                    Self.lightness(of: row, count: width, format: format, linear: linear, into: lightnessRow)
+                    CIELightness.withTables { tables in
+                        guard let source = source.baseAddress, let output = output.baseAddress else { return }
+                        var blurredUpTo = -1
+                        for (y, footprint) in rows.enumerated() {
+                            while blurredUpTo < footprint.first + footprint.weights.count - 1 {
+                                blurredUpTo += 1
+                                let slot = blurredUpTo % ringRows
+                                let row = source + blurredUpTo * image.bytesPerRow
+                                let lightnessRow = lightness + slot * width
+                                Self.lightness(of: row, count: width, format: format, tables: tables, into: lightnessRow)
+                                if hasAlpha {
                                     for x in 0..<width {
-                                        if hasAlpha {
-                                            let alpha = Float(row[x * channels + channels - 1]) / 255
-                                            plane[2 * x] = lightnessRow[x] * alpha
-                                            plane[2 * x + 1] = alpha
-                                        } else {
-                                            plane[x] = lightnessRow[x]
-                                        }
+                                        let alpha = Float(row[x * channels + channels - 1]) / 255
+                                        plane[2 * x] = lightnessRow[x] * alpha
+                                        plane[2 * x + 1] = alpha
                                     }
-                                    let target = UnsafeMutableBufferPointer(start: blurred + slot * rowFloats, count: rowFloats)
-                                    columns.apply(to: UnsafeBufferPointer(plane), into: target, channels: planeChannels)
+                                } else {
+                                    plane.baseAddress?.update(from: lightnessRow, count: width)
                                 }
-                                for index in 0..<rowFloats { sums[index] = 0 }
-                                for (k, weight) in footprint.weights.enumerated() {
-                                    let blurredRow = blurred + ((footprint.first + k) % ringRows) * rowFloats
-                                    for index in 0..<rowFloats { sums[index] += blurredRow[index] * weight }
-                                }
+                                let target = UnsafeMutableBufferPointer(start: blurred + slot * rowFloats, count: rowFloats)
+                                columns.apply(to: UnsafeBufferPointer(plane), into: target, channels: planeChannels)
+                            }
+                            for index in 0..<rowFloats { sums[index] = 0 }
+                            for (k, weight) in footprint.weights.enumerated() {
+                                let blurredRow = blurred + ((footprint.first + k) % ringRows) * rowFloats
+                                for index in 0..<rowFloats { sums[index] += blurredRow[index] * weight }
+                            }
 
-                                let from = source + y * image.bytesPerRow
-                                let to = output + y * rowBytes
-                                to.initialize(from: from, count: rowBytes)
-                                let lightnessRow = lightness + (y % ringRows) * width
-                                for x in 0..<width {
-                                    let around: Float
-                                    if hasAlpha {
-                                        guard sums[2 * x + 1] > 0, from[x * channels + channels - 1] > 0 else { continue }
-                                        around = sums[2 * x] / sums[2 * x + 1]
-                                    } else {
-                                        around = sums[x]
-                                    }
-                                    let current = lightnessRow[x]
-                                    let change = min(100, max(0, current + Self.change(difference: current - around))) - current
-                                    guard change != 0 else { continue }
-                                    let pixel = to + x * channels
-                                    if hasColor {
-                                        let (red, green, blue) = CIELightness.color(
-                                            red: linear[Int(pixel[0])], green: linear[Int(pixel[1])], blue: linear[Int(pixel[2])], changedBy: change)
-                                        pixel[0] = CIELightness.byte(linear: red, thresholds: thresholds)
-                                        pixel[1] = CIELightness.byte(linear: green, thresholds: thresholds)
-                                        pixel[2] = CIELightness.byte(linear: blue, thresholds: thresholds)
-                                    } else {
-                                        let gray = CIELightness.gray(linear: linear[Int(pixel[0])], changedBy: change)
-                                        pixel[0] = CIELightness.byte(linear: gray, thresholds: thresholds)
-                                    }
+                            let from = source + y * image.bytesPerRow
+                            let to = output + y * rowBytes
+                            to.initialize(from: from, count: rowBytes)
+                            let lightnessRow = lightness + (y % ringRows) * width
+                            for x in 0..<width {
+                                let around: Float
+                                if hasAlpha {
+                                    guard sums[2 * x + 1] > 0, from[x * channels + channels - 1] > 0 else { continue }
+                                    around = sums[2 * x] / sums[2 * x + 1]
+                                } else {
+                                    around = sums[x]
+                                }
+                                let current = lightnessRow[x]
+                                let change = min(100, max(0, current + Self.change(difference: current - around))) - current
+                                guard change != 0 else { continue }
+                                let pixel = to + x * channels
+                                if hasColor {
+                                    (pixel[0], pixel[1], pixel[2]) = tables.color(red: pixel[0], green: pixel[1], blue: pixel[2], changedBy: change)
+                                } else {
+                                    pixel[0] = tables.gray(pixel[0], changedBy: change)
                                 }
                             }
-                            initialized = rowBytes * height
                         }
+                        initialized = rowBytes * height
                     }
                 }
             }
@@ -144,19 +137,16 @@ extension ImageProcessors {
         /// L* of `count` pixels of `format` from `row`.
         @inline(__always)
         private static func lightness(
-            of row: UnsafePointer<UInt8>, count: Int, format: Image.PixelFormat, linear: UnsafeBufferPointer<Float>,
-            into output: UnsafeMutablePointer<Float>
+            of row: UnsafePointer<UInt8>, count: Int, format: Image.PixelFormat, tables: CIELightness.Tables, into output: UnsafeMutablePointer<Float>
         ) {
             let channels = format.bytesPerPixel
             if format.hasColor {
                 for x in 0..<count {
                     let pixel = row + x * channels
-                    output[x] = CIELightness.lightness(red: linear[Int(pixel[0])], green: linear[Int(pixel[1])], blue: linear[Int(pixel[2])])
+                    output[x] = tables.lightness(red: pixel[0], green: pixel[1], blue: pixel[2])
                 }
             } else {
-                CIELightness.grayLightness.withUnsafeBufferPointer { table in
-                    for x in 0..<count { output[x] = table[Int(row[x * channels])] }
-                }
+                for x in 0..<count { output[x] = tables.grayLightness[Int(row[x * channels])] }
             }
         }
 
