@@ -83,8 +83,7 @@ extension ImageProcessors {
             pixels.withUnsafeMutableBufferPointer { target in
                 top.pixels.withUnsafeBufferPointer { source in
                     guard let target = target.baseAddress, let source = source.baseAddress else { return }
-                    let span = Span(
-                        count: columns.count, firstColumn: firstColumn, tileWidth: tileWidth, opacity: opacity)
+                    let span = Span(count: columns.count, firstColumn: firstColumn, tileWidth: tileWidth, scale: opacity / 255)
                     for (index, row) in rows.enumerated() {
                         let overlayRow = (firstRow + index) % tileHeight
                         let into = target + (row * base.bytesPerRow + columns.lowerBound * base.pixelFormat.bytesPerPixel)
@@ -107,7 +106,8 @@ extension ImageProcessors {
             var count: Int
             var firstColumn: Int
             var tileWidth: Int
-            var opacity: Float
+            /// Opacity over 255: an overlay alpha byte times this is its coverage.
+            var scale: Float
 
             /// Draws over `target` (pixels of `colors` channels, and alpha
             /// when `alpha`) from the overlay row at `source` (`colors` + 1 channels).
@@ -115,34 +115,39 @@ extension ImageProcessors {
             func draw(_ source: UnsafePointer<UInt8>, into target: UnsafeMutablePointer<UInt8>, colors: Int, alpha: Bool) {
                 let sourceChannels = colors + 1
                 let targetChannels = alpha ? colors + 1 : colors
-                var column = firstColumn
-                for index in 0..<count {
+                // Runs of consecutive overlay columns: to the tile's right edge, then whole tiles.
+                var (index, column) = (0, firstColumn)
+                while index < count {
+                    let run = min(count - index, tileWidth - column)
                     let from = source + column * sourceChannels
                     let to = target + index * targetChannels
-                    column += 1
-                    if column == tileWidth { column = 0 }
-                    let coverage = Float(from[colors]) * opacity / 255
-                    guard coverage > 0 else { continue }
-                    if alpha {
-                        // Straight alpha: the colours are weighted by their
-                        // alphas, and the sum divided by the result's.
-                        let below = Float(to[colors]) / 255 * (1 - coverage)
-                        let total = coverage + below
-                        for channel in 0..<colors {
-                            to[channel] = Self.byte((Float(from[channel]) * coverage + Float(to[channel]) * below) / total)
-                        }
-                        to[colors] = Self.byte(total * 255)
-                    } else {
-                        for channel in 0..<colors {
-                            to[channel] = Self.byte(Float(from[channel]) * coverage + Float(to[channel]) * (1 - coverage))
+                    for pixel in 0..<run {
+                        let over = from + pixel * sourceChannels
+                        let under = to + pixel * targetChannels
+                        let coverage = Float(over[colors]) * scale
+                        if alpha {
+                            guard coverage > 0 else { continue }
+                            // Straight alpha: the colours are weighted by
+                            // their alphas, and the sum divided by the result's.
+                            let below = Float(under[colors]) / 255 * (1 - coverage)
+                            let total = coverage + below
+                            for channel in 0..<colors {
+                                under[channel] = ImageResizer.roundedByte(
+                                    (Float(over[channel]) * coverage + Float(under[channel]) * below) / total)
+                            }
+                            under[colors] = ImageResizer.roundedByte(total * 255)
+                        } else {
+                            // No branch on coverage: 0 gives back each byte exactly.
+                            for channel in 0..<colors {
+                                let below = Float(under[channel])
+                                under[channel] = ImageResizer.roundedByte(below + (Float(over[channel]) - below) * coverage)
+                            }
                         }
                     }
+                    index += run
+                    column = 0
                 }
             }
-
-            /// A value in [0, 255] (give or take rounding error) to the nearest byte, halves up.
-            @inline(__always)
-            static func byte(_ value: Float) -> UInt8 { UInt8(min(255, max(0, value + 0.5))) }
         }
     }
 }
