@@ -127,8 +127,8 @@ struct TrimTests {
     func median() {
         var generator = SeededGenerator(seed: 0x3ED1)
         for _ in 0..<2_000 {
-            let values = (0..<9).map { _ in SIMD4<Int32>((0..<4).map { _ in Int32.random(in: 0...6, using: &generator) }) }
-            let expected = SIMD4<Int32>((0..<4).map { lane in values.map { $0[lane] }.sorted()[4] })
+            let values = (0..<9).map { _ in SIMD4<Int16>((0..<4).map { _ in Int16.random(in: 0...6, using: &generator) }) }
+            let expected = SIMD4<Int16>((0..<4).map { lane in values.map { $0[lane] }.sorted()[4] })
             let median = TrimSampler.median(values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7], values[8])
             #expect(median == expected)
         }
