@@ -74,30 +74,38 @@ extension ImageProcessors {
                 (firstColumn, firstRow) = (columns.lowerBound - x, rows.lowerBound - y)
             }
 
+            // The result: the image's pixels, colour added for a colour
+            // overlay, copied into rows without padding, then drawn on.
             let color = overlay.pixelFormat.hasColor
-            let base = image.widened(addingColor: color, addingAlpha: false)
-            // The overlay in the result's colours, with alpha: gray and
-            // alpha, or RGBA.
-            let top = overlay.widened(addingColor: base.pixelFormat.hasColor, addingAlpha: true)
-            var pixels = base.pixels
-            pixels.withUnsafeMutableBufferPointer { target in
-                top.pixels.withUnsafeBufferPointer { source in
-                    guard let target = target.baseAddress, let source = source.baseAddress else { return }
-                    let span = Span(count: columns.count, firstColumn: firstColumn, tileWidth: tileWidth, scale: opacity / 255)
-                    for (index, row) in rows.enumerated() {
-                        let overlayRow = (firstRow + index) % tileHeight
-                        let into = target + (row * base.bytesPerRow + columns.lowerBound * base.pixelFormat.bytesPerPixel)
-                        let from = source + overlayRow * top.bytesPerRow
-                        switch (base.pixelFormat.hasColor, base.pixelFormat.hasAlpha) {
-                        case (false, false): span.draw(from, into: into, colors: 1, alpha: false)
-                        case (false, true): span.draw(from, into: into, colors: 1, alpha: true)
-                        case (true, false): span.draw(from, into: into, colors: 3, alpha: false)
-                        case (true, true): span.draw(from, into: into, colors: 3, alpha: true)
+            let format = image.pixelFormat.adding(color: color, alpha: false)
+            let rowBytes = width * format.bytesPerPixel
+            // The overlay in the result's colours, with alpha: gray and alpha, or RGBA.
+            let top = overlay.widened(addingColor: format.hasColor, addingAlpha: true)
+            let span = Span(count: columns.count, firstColumn: firstColumn, tileWidth: tileWidth, scale: opacity / 255)
+            let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { output, initialized in
+                image.pixels.withUnsafeBufferPointer { source in
+                    top.pixels.withUnsafeBufferPointer { overlayPixels in
+                        guard let output = output.baseAddress, let source = source.baseAddress, let overlayPixels = overlayPixels.baseAddress
+                        else { return }
+                        for row in 0..<height {
+                            image.pixelFormat.widen(
+                                source + row * image.bytesPerRow, into: output + row * rowBytes, count: width, addingColor: color, addingAlpha: false)
                         }
+                        for (index, row) in rows.enumerated() {
+                            let into = output + (row * rowBytes + columns.lowerBound * format.bytesPerPixel)
+                            let from = overlayPixels + (firstRow + index) % tileHeight * top.bytesPerRow
+                            switch (format.hasColor, format.hasAlpha) {
+                            case (false, false): span.draw(from, into: into, colors: 1, alpha: false)
+                            case (false, true): span.draw(from, into: into, colors: 1, alpha: true)
+                            case (true, false): span.draw(from, into: into, colors: 3, alpha: false)
+                            case (true, true): span.draw(from, into: into, colors: 3, alpha: true)
+                            }
+                        }
+                        initialized = rowBytes * height
                     }
                 }
             }
-            return Image(width: width, height: height, pixelFormat: base.pixelFormat, bytesPerRow: base.bytesPerRow, pixels: pixels)
+            return Image(width: width, height: height, pixelFormat: format, pixels: pixels)
         }
 
         /// One row's run of overlay pixels drawn over the image: `count`
