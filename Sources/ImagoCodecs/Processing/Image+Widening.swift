@@ -25,7 +25,7 @@ extension Image.PixelFormat {
         let output = adding(color: addingColor, alpha: addingAlpha)
         let channels = bytesPerPixel
         if output == self {
-            target.update(from: source, count: count * channels)
+            target.initialize(from: source, count: count * channels)
             return
         }
         // Each pair gets a loop of its own, with constant channel counts.

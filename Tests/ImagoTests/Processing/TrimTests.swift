@@ -9,11 +9,11 @@ struct TrimTests {
 
     /// A `width` x `height` image of `border` with a `content` rectangle.
     static func framed(
-        _ width: Int, _ height: Int, _ format: Image.PixelFormat, border: [UInt8], content: [UInt8],
+        _ width: Int, _ height: Int, _ format: Image.PixelFormat, padding: Int = 0, border: [UInt8], content: [UInt8],
         rect: (x: Int, y: Int, width: Int, height: Int)
     ) -> Image {
         P.image(
-            width, height, format,
+            width, height, format, padding: padding,
             (0..<(width * height)).map { index in
                 let (x, y) = (index % width, index / width)
                 let inside = (rect.x..<(rect.x + rect.width)).contains(x) && (rect.y..<(rect.y + rect.height)).contains(y)
@@ -149,7 +149,8 @@ struct TrimTests {
             let channels = format.bytesPerPixel - (format.hasAlpha ? 1 : 0)
             let border = [UInt8](repeating: level, count: channels) + (format.hasAlpha ? [255] : [])
             let content = [UInt8](repeating: level &+ 128, count: channels) + (format.hasAlpha ? [255] : [])
-            let image = Self.framed(width, height, format, border: border, content: content, rect: rect)
+            let padding = Int.random(in: 0...2, using: &generator)
+            let image = Self.framed(width, height, format, padding: padding, border: border, content: content, rect: rect)
             let (equalHorizontal, equalVertical) = (Bool.random(using: &generator), Bool.random(using: &generator))
             let bounds = try #require(
                 image.trimmedBounds(
