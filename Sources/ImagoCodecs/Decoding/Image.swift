@@ -78,21 +78,7 @@ public struct Image: Sendable, Equatable {
     /// The same pixels with an opaque alpha channel added (gray to gray
     /// and alpha, RGB to RGBA); the image itself if it has alpha already.
     public func addingAlpha() -> Image {
-        guard !pixelFormat.hasAlpha else { return self }
-        let channels = pixelFormat.bytesPerPixel
-        let count = width * height
-        let pixels = [UInt8](unsafeUninitializedCapacity: count * (channels + 1)) { output, initialized in
-            for y in 0..<height {
-                for x in 0..<width {
-                    let source = y * bytesPerRow + x * channels
-                    let target = (y * width + x) * (channels + 1)
-                    for channel in 0..<channels { output[target + channel] = self.pixels[source + channel] }
-                    output[target + channels] = 255
-                }
-            }
-            initialized = count * (channels + 1)
-        }
-        return Image(width: width, height: height, pixelFormat: channels == 1 ? .grayAlpha8 : .rgba8, pixels: pixels) ?? self
+        widened(addingColor: false, addingAlpha: true)
     }
 
     /// The memory the image occupies, in bytes: what a memory cache charges

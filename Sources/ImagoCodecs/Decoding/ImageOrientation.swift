@@ -25,22 +25,47 @@ public enum ImageOrientation: Int, Sendable, Hashable {
         let (width, height) = (image.width, image.height)
         let (outputWidth, outputHeight) = swapsDimensions ? (height, width) : (width, height)
         let channels = image.pixelFormat.bytesPerPixel
+        // The source point of an output pixel is affine in (x, y), so each
+        // output row walks the source from one offset by a constant step
+        // (a column or a row, forwards or backwards).
+        func offset(_ point: (Int, Int)) -> Int { point.1 * image.bytesPerRow + point.0 * channels }
+        let origin = offset(sourcePoint(x: 0, y: 0, width: width, height: height))
+        let columnStep = offset(sourcePoint(x: 1, y: 0, width: width, height: height)) - origin
+        let rowStep = offset(sourcePoint(x: 0, y: 1, width: width, height: height)) - origin
         let pixels = [UInt8](unsafeUninitializedCapacity: outputWidth * outputHeight * channels) { output, initialized in
             image.pixels.withUnsafeBufferPointer { source in
+                guard let source = source.baseAddress, let output = output.baseAddress else { return }
                 for y in 0..<outputHeight {
-                    for x in 0..<outputWidth {
-                        let (sourceX, sourceY) = sourcePoint(x: x, y: y, width: width, height: height)
-                        let from = sourceY * image.bytesPerRow + sourceX * channels
-                        let to = (y * outputWidth + x) * channels
-                        for channel in 0..<channels { output[to + channel] = source[from + channel] }
-                    }
+                    Self.copyPixels(source + (origin + y * rowStep), columnStep, output + y * outputWidth * channels, outputWidth, channels)
                 }
+                initialized = outputWidth * outputHeight * channels
             }
-            initialized = outputWidth * outputHeight * channels
         }
         var turned = Image(width: outputWidth, height: outputHeight, pixelFormat: image.pixelFormat, pixels: pixels) ?? image
         turned.animation = image.animation
         return turned
+    }
+
+    /// Copies `count` pixels of `channels` bytes, `step` bytes apart in
+    /// `source`, to consecutive pixels of `target`; a loop per pixel size,
+    /// so that the inner copy has a constant length.
+    private static func copyPixels(
+        _ source: UnsafePointer<UInt8>, _ step: Int, _ target: UnsafeMutablePointer<UInt8>, _ count: Int, _ channels: Int
+    ) {
+        @inline(__always)
+        func copy(_ channels: Int) {
+            for index in 0..<count {
+                let from = source + index * step
+                let to = target + index * channels
+                for channel in 0..<channels { to[channel] = from[channel] }
+            }
+        }
+        switch channels {
+        case 1: copy(1)
+        case 2: copy(2)
+        case 3: copy(3)
+        default: copy(4)
+        }
     }
 
     /// The stored pixel shown at (x, y) once upright.

@@ -122,10 +122,17 @@ public enum ImageResizer {
                 for channel in 0..<alpha { sums[pixel + channel] = coverage > 0 ? sums[pixel + channel] / coverage : 0 }
             }
         }
-        // Rounds half away from zero, as `rounded()` does, without its call
-        // to libm's roundf: the same byte for every Float (checked for all
-        // of them in [0, 256); the clamp covers the rest).
-        for index in 0..<sums.count { output[index] = truncated(min(255, max(0, sums[index])) + 0.49999997) }
+        for index in 0..<sums.count { output[index] = roundedByte(sums[index]) }
+    }
+
+    /// `value` clamped to 0...255 and rounded to the nearest byte, halves
+    /// up, as `rounded()` does but without its call to libm's roundf or
+    /// `UInt8(_:)`'s range checks, so that loops over pixels vectorise:
+    /// the same byte for every Float (checked for all of them in [0, 256);
+    /// the clamp covers the rest).
+    @inline(__always)
+    static func roundedByte(_ value: Float) -> UInt8 {
+        truncated(min(255, max(0, value)) + 0.49999997)
     }
 
     /// `UInt8(value)` for a value in [0, 256), with no range check (which
@@ -175,6 +182,9 @@ struct FootprintTable {
         case (4, 2): applyInline(to: row, into: output, channels: 4, span: 2)
         case (4, 3): applyInline(to: row, into: output, channels: 4, span: 3)
         case (4, _): applyInline(to: row, into: output, channels: 4, span: span)
+        // Sharpen's planes: lightness, or lightness and alpha.
+        case (1, _): applyInline(to: row, into: output, channels: 1, span: span)
+        case (2, _): applyInline(to: row, into: output, channels: 2, span: span)
         default: applyInline(to: row, into: output, channels: channels, span: span)
         }
     }
