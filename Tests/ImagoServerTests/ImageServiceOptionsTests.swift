@@ -222,7 +222,9 @@ struct ImageServiceOptionsTests {
         let pngInfo = try JSONDecoder().decode(ImageService.ImageInfo.self, from: png.body)
         #expect(pngInfo.alpha && pngInfo.width == 80 && pngInfo.format == "png")
         #expect(await service.respond(to: ServiceRequest(path: "/info" + Self.plain("", server.url("/photo.jpg")))).status == 403)
-        #expect(await service.respond(to: ServiceRequest(path: "/info" + Self.plain("bogus:1", server.url("/photo.jpg"), signature: "sign"))).status == 400)
+        #expect(
+            await service.respond(to: ServiceRequest(path: "/info" + Self.plain("bogus:1", server.url("/photo.jpg"), signature: "sign"))).status
+                == 400)
         try await server.shutdown()
     }
 }

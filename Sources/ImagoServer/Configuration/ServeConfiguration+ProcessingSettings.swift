@@ -45,7 +45,9 @@ extension ServeConfiguration {
             flag: "watermark-opacity", variable: "IMAGO_WATERMARK_OPACITY", valueName: "0-1", summary: "A factor on every watermark's opacity",
             isRepeatable: false, listSeparator: ",", defaultText: { _ in "1" },
             apply: { values, configuration throws(ConfigurationError) in
-                guard let text = values.last, let opacity = Double(text), (0...1).contains(opacity) else { throw ConfigurationError("expected 0 to 1") }
+                guard let text = values.last, let opacity = Double(text), (0...1).contains(opacity) else {
+                    throw ConfigurationError("expected 0 to 1")
+                }
                 configuration.service.watermarkOpacity = opacity
             }
         ),

@@ -32,73 +32,77 @@ extension ServeConfiguration {
     /// Every setting of `imago serve`, in the order `--help` lists them.
     /// The signing keys are variables only (IMAGO_KEY, IMAGO_SALT), so
     /// that they never show in `ps`.
-    public static let settings: [Setting] = [
-        text("bind", "HOST:PORT", "Address and port to listen on", \.bind),
-        Setting(
-            flag: "cache", variable: "IMAGO_CACHE", valueName: "FOLDER",
-            summary: "The folder caching sources (sources/) and answers (results/)", isRepeatable: false, listSeparator: ",",
-            defaultText: { _ in "$XDG_CACHE_HOME/imago/serve, else ~/.cache/imago/serve" },
-            apply: { values, configuration throws(ConfigurationError) in configuration.service.cacheFolder = values.last }
-        ),
-        list("allowed-sources", "URL", "A URL prefix sources must start with", \.service.sourcePolicy.allowedPrefixes, default: "any") { $0 },
-        list(
-            "allow-source-network", "CIDR", variable: "IMAGO_ALLOWED_SOURCE_NETWORKS", "A network opened although loopback or private",
-            \.service.sourcePolicy.allowedNetworks, default: "none"
-        ) { text throws(ConfigurationError) in
-            guard let network = IPNetwork(text) else { throw ConfigurationError("expected ADDRESS/LENGTH") }
-            return network
-        },
-        switchSetting("allow-unsigned", "Serve unsigned URLs (signature segment 'unsafe')", \.service.allowsUnsigned),
-        Setting(
-            flag: "allowed-size", variable: "IMAGO_ALLOWED_SIZES", valueName: "WIDTHxHEIGHT",
-            summary: "A box unsigned URLs may ask for without --allow-unsigned (0 for a free side)", isRepeatable: true, listSeparator: ",",
-            defaultText: { _ in "none" },
-            apply: { values, configuration throws(ConfigurationError) in
-                configuration.service.allowedSizes = []
-                for text in values {
-                    let sides = text.lowercased().split(separator: "x").map { Int($0) }
-                    guard sides.count == 2, let width = sides[0], let height = sides[1], width >= 0, height >= 0 else {
-                        throw ConfigurationError("expected WIDTHxHEIGHT")
+    public static let settings: [Setting] =
+        [
+            text("bind", "HOST:PORT", "Address and port to listen on", \.bind),
+            Setting(
+                flag: "cache", variable: "IMAGO_CACHE", valueName: "FOLDER",
+                summary: "The folder caching sources (sources/) and answers (results/)", isRepeatable: false, listSeparator: ",",
+                defaultText: { _ in "$XDG_CACHE_HOME/imago/serve, else ~/.cache/imago/serve" },
+                apply: { values, configuration throws(ConfigurationError) in configuration.service.cacheFolder = values.last }
+            ),
+            list("allowed-sources", "URL", "A URL prefix sources must start with", \.service.sourcePolicy.allowedPrefixes, default: "any") { $0 },
+            list(
+                "allow-source-network", "CIDR", variable: "IMAGO_ALLOWED_SOURCE_NETWORKS", "A network opened although loopback or private",
+                \.service.sourcePolicy.allowedNetworks, default: "none"
+            ) { text throws(ConfigurationError) in
+                guard let network = IPNetwork(text) else { throw ConfigurationError("expected ADDRESS/LENGTH") }
+                return network
+            },
+            switchSetting("allow-unsigned", "Serve unsigned URLs (signature segment 'unsafe')", \.service.allowsUnsigned),
+            Setting(
+                flag: "allowed-size", variable: "IMAGO_ALLOWED_SIZES", valueName: "WIDTHxHEIGHT",
+                summary: "A box unsigned URLs may ask for without --allow-unsigned (0 for a free side)", isRepeatable: true, listSeparator: ",",
+                defaultText: { _ in "none" },
+                apply: { values, configuration throws(ConfigurationError) in
+                    configuration.service.allowedSizes = []
+                    for text in values {
+                        let sides = text.lowercased().split(separator: "x").map { Int($0) }
+                        guard sides.count == 2, let width = sides[0], let height = sides[1], width >= 0, height >= 0 else {
+                            throw ConfigurationError("expected WIDTHxHEIGHT")
+                        }
+                        configuration.service.allowedSizes.insert(ImageSize(width: width, height: height))
                     }
-                    configuration.service.allowedSizes.insert(ImageSize(width: width, height: height))
                 }
-            }
-        ),
-        seconds("max-age", "Cache-Control max-age of images, at most the source's remaining freshness", \.service.maxAge),
-        seconds("error-max-age", "Cache-Control max-age of error answers", \.service.errorMaxAge),
-        count(
-            "concurrency", "Transformations (download, decode, process, encode) at once", \.service.maximumConcurrentTransformations,
-            default: "the number of cores"),
-        count("queue-length", "Requests waiting for a transformation turn; beyond them, 429", \.service.queueCapacity),
-        duration("queue-timeout", "Seconds a request may wait for its turns before a 503", \.service.queueTimeout),
-        duration("source-timeout", "Seconds a source's whole download may take", \.service.sourceTimeout),
-        mebibytes("max-source-size", "MiB a source's body may have", \.service.maximumSourceSize),
-        number("max-pixels", "MEGAPIXELS", "Megapixels a source's header may declare", \.service.maximumPixelCount, scale: 1_000_000, default: nil),
-        count("max-frames", "Frames an animated source may have", \.service.maximumFrameCount),
-        mebibytes(
-            "result-memory", "MiB of encoded answers kept in memory", \.service.resultCacheSize, default: "a fifth of the memory limit, at most 512"),
-        duration("result-lifetime", "Seconds an answer is served before its source is asked again", \.service.resultLifetime),
-        mebibytes("result-disk-limit", "MiB the cached answers may take on disk", \.service.resultDiskLimit),
-        mebibytes("source-disk-limit", "MiB the cached sources may take on disk", \.service.sourceDiskLimit),
-        Setting(
-            flag: "keep-every-source", variable: "IMAGO_KEEP_EVERY_SOURCE", valueName: "",
-            summary: "Keep every fetched source on disk, not only those fetched a second time", isRepeatable: false, listSeparator: ",",
-            defaultText: { $0.service.sourceAdmission == .always ? "on" : "off" },
-            apply: { values, configuration throws(ConfigurationError) in
-                configuration.service.sourceAdmission = try parseSwitch(values) ? .always : ImageService.Configuration().sourceAdmission
-            }
-        ),
-        mebibytes(
-            "decode-memory", "MiB of decoded pixels in flight; a decode that does not fit waits", \.service.decodeMemoryBudget,
-            default: "a quarter of the memory limit"),
-        duration("idle-timeout", "Seconds a connection may send no whole request part before it is closed", \.idleTimeout),
-        duration(
-            "write-timeout", "Seconds an answer may wait for a client that does not read; more than the queue and source timeouts", \.writeTimeout),
-        duration("drain-timeout", "Seconds the requests in flight get to finish after SIGTERM", \.drainTimeout),
-        choice("log-level", "LEVEL", "How much is logged", \.logLevel, Logger.Level.allCases),
-        choice("log-format", "FORMAT", "How log lines are written", \.logFormat, LogFormat.allCases),
-        switchSetting("demo", "Also serve a generated gallery as the source, and pages of its thumbnails at /", \.demo),
-    ] + processingSettings
+            ),
+            seconds("max-age", "Cache-Control max-age of images, at most the source's remaining freshness", \.service.maxAge),
+            seconds("error-max-age", "Cache-Control max-age of error answers", \.service.errorMaxAge),
+            count(
+                "concurrency", "Transformations (download, decode, process, encode) at once", \.service.maximumConcurrentTransformations,
+                default: "the number of cores"),
+            count("queue-length", "Requests waiting for a transformation turn; beyond them, 429", \.service.queueCapacity),
+            duration("queue-timeout", "Seconds a request may wait for its turns before a 503", \.service.queueTimeout),
+            duration("source-timeout", "Seconds a source's whole download may take", \.service.sourceTimeout),
+            mebibytes("max-source-size", "MiB a source's body may have", \.service.maximumSourceSize),
+            number(
+                "max-pixels", "MEGAPIXELS", "Megapixels a source's header may declare", \.service.maximumPixelCount, scale: 1_000_000, default: nil),
+            count("max-frames", "Frames an animated source may have", \.service.maximumFrameCount),
+            mebibytes(
+                "result-memory", "MiB of encoded answers kept in memory", \.service.resultCacheSize,
+                default: "a fifth of the memory limit, at most 512"),
+            duration("result-lifetime", "Seconds an answer is served before its source is asked again", \.service.resultLifetime),
+            mebibytes("result-disk-limit", "MiB the cached answers may take on disk", \.service.resultDiskLimit),
+            mebibytes("source-disk-limit", "MiB the cached sources may take on disk", \.service.sourceDiskLimit),
+            Setting(
+                flag: "keep-every-source", variable: "IMAGO_KEEP_EVERY_SOURCE", valueName: "",
+                summary: "Keep every fetched source on disk, not only those fetched a second time", isRepeatable: false, listSeparator: ",",
+                defaultText: { $0.service.sourceAdmission == .always ? "on" : "off" },
+                apply: { values, configuration throws(ConfigurationError) in
+                    configuration.service.sourceAdmission = try parseSwitch(values) ? .always : ImageService.Configuration().sourceAdmission
+                }
+            ),
+            mebibytes(
+                "decode-memory", "MiB of decoded pixels in flight; a decode that does not fit waits", \.service.decodeMemoryBudget,
+                default: "a quarter of the memory limit"),
+            duration("idle-timeout", "Seconds a connection may send no whole request part before it is closed", \.idleTimeout),
+            duration(
+                "write-timeout", "Seconds an answer may wait for a client that does not read; more than the queue and source timeouts", \.writeTimeout
+            ),
+            duration("drain-timeout", "Seconds the requests in flight get to finish after SIGTERM", \.drainTimeout),
+            choice("log-level", "LEVEL", "How much is logged", \.logLevel, Logger.Level.allCases),
+            choice("log-format", "FORMAT", "How log lines are written", \.logFormat, LogFormat.allCases),
+            switchSetting("demo", "Also serve a generated gallery as the source, and pages of its thumbnails at /", \.demo),
+        ] + processingSettings
 
     /// The settings as `--help` lists them: each flag, then what it does.
     public static var settingsHelp: String {

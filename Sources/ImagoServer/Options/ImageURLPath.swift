@@ -38,7 +38,9 @@ public struct ImageURLPath: Sendable, Equatable {
         let sourceStart = presetsOnly ? min(1, segments.count) : segments.firstIndex { !$0.utf8.contains(UInt8(ascii: ":")) } ?? segments.count
         options = Array(segments[..<sourceStart])
         let parts = segments[sourceStart...]
-        guard let first = parts.first, !(parts.count == 1 && first.isEmpty) else { throw PathError("no source: expected /{signature}/{options}/{source}") }
+        guard let first = parts.first, !(parts.count == 1 && first.isEmpty) else {
+            throw PathError("no source: expected /{signature}/{options}/{source}")
+        }
         if first == "plain", parts.count > 1 {
             // Everything after "plain/", slashes included.
             let pieces = rest[rest.utf8.index(after: first.endIndex)...].split(separator: "@", omittingEmptySubsequences: false)

@@ -25,7 +25,9 @@ extension ProcessingOptions {
         add("exar", extendAspectRatio, defaults.extendAspectRatio, "\(extendAspectRatio.isEnabled ? 1 : 0):\(extendAspectRatio.gravity)")
         add("g", gravity, defaults.gravity, "\(gravity)")
         add("c", crop, defaults.crop, "\(crop.width):\(crop.height):\(crop.gravity.map(\.description) ?? "")")
-        add("t", trim, defaults.trim, "\(trim.isEnabled ? 1 : 0):\(trim.threshold):\(trim.color.map(\.description) ?? ""):\(trim.equalHorizontal):\(trim.equalVertical)")
+        add(
+            "t", trim, defaults.trim,
+            "\(trim.isEnabled ? 1 : 0):\(trim.threshold):\(trim.color.map(\.description) ?? ""):\(trim.equalHorizontal):\(trim.equalVertical)")
         add("pd", padding, defaults.padding, "\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)")
         add("ar", autoRotate, defaults.autoRotate, "0")
         add("rot", rotate, defaults.rotate, "\(rotate)")
@@ -47,7 +49,9 @@ extension ProcessingOptions {
         add("skp", skipProcessing, defaults.skipProcessing, skipProcessing.map(\.rawValue).sorted().joined(separator: ":"))
         add("raw", raw, defaults.raw, "1")
         // Escaped, so that no cache buster can spell other fields.
-        add("cb", cacheBuster, defaults.cacheBuster, cacheBuster.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ";", with: "%3B"))
+        add(
+            "cb", cacheBuster, defaults.cacheBuster, cacheBuster.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ";", with: "%3B")
+        )
         add("limits", sourceLimits, defaults.sourceLimits, "\(sourceLimits)")
         add("imago_gray", grayscale, defaults.grayscale, "1")
         add("imago_radius", cornerRadius, defaults.cornerRadius, "\(cornerRadius)")

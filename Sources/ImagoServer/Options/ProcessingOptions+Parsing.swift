@@ -30,7 +30,9 @@ extension ProcessingOptions {
         /// The Unix time `expires` is checked against.
         public var now: @Sendable () -> Int
 
-        public init(presets: Presets = Presets(), allowsSourceLimits: Bool = false, now: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }) {
+        public init(
+            presets: Presets = Presets(), allowsSourceLimits: Bool = false, now: @escaping @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
+        ) {
             self.presets = presets
             self.allowsSourceLimits = allowsSourceLimits
             self.now = now
@@ -119,7 +121,9 @@ extension ProcessingOptions {
             autoRotate = arguments.bool(0)
         case "rotate", "rot":
             try arguments.count(1...1)
-            guard let degrees = Int(arguments[0]), degrees % 90 == 0, abs(degrees) <= 3_600 else { throw arguments.error("expected a multiple of 90") }
+            guard let degrees = Int(arguments[0]), degrees % 90 == 0, abs(degrees) <= 3_600 else {
+                throw arguments.error("expected a multiple of 90")
+            }
             rotate = (degrees % 360 + 360) % 360
         case "flip", "fl":
             try arguments.count(1...2)

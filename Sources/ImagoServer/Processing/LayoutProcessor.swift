@@ -57,7 +57,9 @@ struct LayoutProcessor: ImageProcessing {
             if options.rotate % 180 != 0 { fullSize = fullSize.transposed }
         }
         if options.flipHorizontal || options.flipVertical {
-            guard let flipped = ImageProcessors.Flip(horizontal: options.flipHorizontal, vertical: options.flipVertical).process(image) else { return nil }
+            guard let flipped = ImageProcessors.Flip(horizontal: options.flipHorizontal, vertical: options.flipVertical).process(image) else {
+                return nil
+            }
             image = flipped
         }
         let plan = LayoutPlan(sourceSize: fullSize, options: options, maximumResultDimension: maximumResultDimension)
@@ -183,8 +185,12 @@ struct LayoutProcessor: ImageProcessing {
         }
         let position = settings.position
         if position.anchor == .replicate {
-            let spacingX = abs(position.x) >= 1 ? Int((position.x * plan.dprScale).rounded(.toNearestOrEven)) : LayoutPlan.scaledToEven(image.width, by: position.x)
-            let spacingY = abs(position.y) >= 1 ? Int((position.y * plan.dprScale).rounded(.toNearestOrEven)) : LayoutPlan.scaledToEven(image.height, by: position.y)
+            let spacingX =
+                abs(position.x) >= 1
+                ? Int((position.x * plan.dprScale).rounded(.toNearestOrEven)) : LayoutPlan.scaledToEven(image.width, by: position.x)
+            let spacingY =
+                abs(position.y) >= 1
+                ? Int((position.y * plan.dprScale).rounded(.toNearestOrEven)) : LayoutPlan.scaledToEven(image.height, by: position.y)
             let tile = ImageSize(width: mark.width + max(0, spacingX), height: mark.height + max(0, spacingY))
             mark = ImageProcessors.Embed(size: tile, x: max(0, spacingX) / 2, y: max(0, spacingY) / 2).process(mark) ?? mark
             return ImageProcessors.Overlay(mark, named: "watermark", x: 0, y: 0, opacity: settings.opacity, repeating: true).process(image) ?? image

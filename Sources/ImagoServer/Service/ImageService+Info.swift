@@ -43,7 +43,9 @@ extension ImageService {
             request.contentMode = .fit
         }
         let estimate = ImageDecodingOptions(targetSize: request.targetSize, contentMode: .fit).decodedBytesEstimate(of: data)
-        guard let reservation = await decodeMemory.acquire(weight: estimate ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue)
+        guard
+            let reservation = await decodeMemory.acquire(
+                weight: estimate ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue)
         else { throw ServiceError.cancelled(key: url.absoluteString) }
         defer { decodeMemory.release(reservation) }
         let thumbnail: Image

@@ -77,7 +77,8 @@ extension ImageService {
         defer { decodeMemory.release(reservation) }
         let quality = format.quality(options, serviceQuality: configuration.quality, serviceFormatQuality: configuration.formatQuality)
         let encoder: any ImageEncoding =
-            options.maxBytes > 0 ? FittingEncoder(quality: quality, maximumBytes: options.maxBytes) { format.encoder(quality: $0) } : format.encoder(quality: quality)
+            options.maxBytes > 0
+            ? FittingEncoder(quality: quality, maximumBytes: options.maxBytes) { format.encoder(quality: $0) } : format.encoder(quality: quality)
         let bytes: Data
         do { bytes = try await pipeline.render(data, as: request, encodedWith: encoder) } catch { throw ServiceError(error) }
         return (bytes, ImageFormat(sniffing: bytes).mediaType)

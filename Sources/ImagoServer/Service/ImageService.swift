@@ -245,7 +245,9 @@ public final class ImageService: Sendable {
                 options = try parser.options(path.options)
             }
             if let name = path.sourceExtension, !options.raw {
-                guard let format = ProcessingOptions.Format(name: name) else { throw OptionError(option: name, reason: "unknown format in the source's extension") }
+                guard let format = ProcessingOptions.Format(name: name) else {
+                    throw OptionError(option: name, reason: "unknown format in the source's extension")
+                }
                 options.format = format
             }
             // Refused rather than ignored (as imgproxy does): an answer

@@ -52,7 +52,9 @@ struct ProcessingOptionsParserTests {
         // Extend takes neither smart nor replicate gravity.
         #expect(error("extend:1:sm")?.option == "extend:1:sm")
         #expect(error("ex:1:re") != nil)
-        for bad in ["w:-1", "w:1.5", "w:", "w:1:2", "h:abc", "rt:stretch", "rt:", "z:0", "z:-1", "z:inf", "dpr:0", "dpr:nan", "rs:fill:1:2:3:4:5:6:7:8"] {
+        for bad in [
+            "w:-1", "w:1.5", "w:", "w:1:2", "h:abc", "rt:stretch", "rt:", "z:0", "z:-1", "z:inf", "dpr:0", "dpr:nan", "rs:fill:1:2:3:4:5:6:7:8",
+        ] {
             #expect(error(bad)?.option == bad, "\(bad)")
         }
     }
@@ -140,7 +142,9 @@ struct ProcessingOptionsParserTests {
         #expect(try parse("fq:webp:70:avif:40:jpg:90").formatQuality == [.webp: 70, .avif: 40, .jpeg: 90])
         #expect(error("fq:webp") != nil && error("fq:webp:101") != nil && error("fq:tga:50") != nil)
         #expect(try parse("max_bytes:10000").maxBytes == 10_000 && parse("mb:0").maxBytes == 0)
-        for (name, format) in [("webp", ProcessingOptions.Format.webp), ("jpg", .jpeg), ("jpeg", .jpeg), ("png", .png), ("avif", .avif), ("gif", .gif)] {
+        for (name, format) in [
+            ("webp", ProcessingOptions.Format.webp), ("jpg", .jpeg), ("jpeg", .jpeg), ("png", .png), ("avif", .avif), ("gif", .gif),
+        ] {
             #expect(try parse("format:\(name)").format == format && parse("f:\(name)").format == format && parse("ext:\(name)").format == format)
         }
         #expect(error("f:tga") != nil && error("q:101") != nil && error("q:-1") != nil && error("mb:-1") != nil)
@@ -176,7 +180,11 @@ struct ProcessingOptionsParserTests {
         }
         let allowing = ProcessingOptions.Parser(allowsSourceLimits: true)
         let limits = try parse("msr:2.5/msfs:1000/maf:3/mafr:0.5/mrd:640", with: allowing).sourceLimits
-        #expect(limits == .init(maximumPixelCount: 2_500_000, maximumFileSize: 1_000, maximumAnimationFrames: 3, maximumAnimationFramePixels: 500_000, maximumResultDimension: 640))
+        #expect(
+            limits
+                == .init(
+                    maximumPixelCount: 2_500_000, maximumFileSize: 1_000, maximumAnimationFrames: 3, maximumAnimationFramePixels: 500_000,
+                    maximumResultDimension: 640))
         #expect(error("msr:0", with: allowing) != nil && error("maf:0", with: allowing) != nil)
         let presets = try Presets(lines: ["small=mrd:100"])
         #expect(try parse("pr:small", with: .init(presets: presets)).sourceLimits.maximumResultDimension == 100)
@@ -207,14 +215,20 @@ struct ProcessingOptionsParserTests {
         // c keeps an earlier height and gravity when it gives none.
         #expect(try parse("c:100:200:no/c:50").crop == .init(width: 50, height: 200, gravity: .init(.north)))
         // t keeps its colour and equal sides when the later one gives only a threshold.
-        #expect(try parse("t:10:fff:1:1/t:20").trim == .init(isEnabled: true, threshold: 20, color: .white, equalHorizontal: true, equalVertical: true))
-        let orders = [["rt:fill", "w:300", "h:200", "g:no"], ["g:no", "h:200", "w:300", "rt:fill"], ["rs:fill:300:200", "g:no"], ["resize:fill:300:200", "gravity:no"]]
+        #expect(
+            try parse("t:10:fff:1:1/t:20").trim == .init(isEnabled: true, threshold: 20, color: .white, equalHorizontal: true, equalVertical: true))
+        let orders = [
+            ["rt:fill", "w:300", "h:200", "g:no"], ["g:no", "h:200", "w:300", "rt:fill"], ["rs:fill:300:200", "g:no"],
+            ["resize:fill:300:200", "gravity:no"],
+        ]
         let keys = try Set(orders.map { try parse($0.joined(separator: "/")).cacheKey })
         #expect(keys.count == 1)
         // Fields that only change the answer's header fields leave the key alone; the rest change it.
         let base = try parse("w:300").cacheKey
         #expect(try parse("w:300/fn:a/att:1/exp:1800000000").cacheKey == base)
-        for other in ["w:301", "w:300/q:70", "w:300/cb:1", "w:300/g:no", "w:300/bg:fff", "w:300/bg:f00/bg:", "w:300/pd:0:1", "w:300/sh:0.5", "w:300/f:png"] {
+        for other in [
+            "w:301", "w:300/q:70", "w:300/cb:1", "w:300/g:no", "w:300/bg:fff", "w:300/bg:f00/bg:", "w:300/pd:0:1", "w:300/sh:0.5", "w:300/f:png",
+        ] {
             #expect(try parse(other).cacheKey != base, "\(other)")
         }
         // Text in a cache buster cannot pass for other options.

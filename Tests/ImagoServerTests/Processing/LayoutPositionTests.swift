@@ -84,14 +84,20 @@ struct LayoutPositionTests {
         ("c:0.5:0:ea/g:we", ImageSize(width: 100, height: 100), [(25, 50, blue), (75, 50, yellow)]),
         ("c:100:100:we/w:50", ImageSize(width: 50, height: 50), [(12, 25, red), (37, 25, green)]),
         // Extension: the image on a transparent canvas of the box, placed by its gravity.
-        ("rs:fit:300:300/ex:1", ImageSize(width: 300, height: 300), [(150, 10, .transparent), (10, 150, .transparent), (60, 150, red), (240, 150, yellow)]),
+        (
+            "rs:fit:300:300/ex:1", ImageSize(width: 300, height: 300),
+            [(150, 10, .transparent), (10, 150, .transparent), (60, 150, red), (240, 150, yellow)]
+        ),
         ("rs:fit:300:300/ex:1:so", ImageSize(width: 300, height: 300), [(60, 150, .transparent), (60, 250, red), (150, 150, .transparent)]),
         ("rs:fit:300:300/ex:1:nowe:10:20", ImageSize(width: 300, height: 300), [(5, 25, .transparent), (15, 25, red), (15, 15, .transparent)]),
         ("rs:fit:300:300/ex:1/bg:0000ff", ImageSize(width: 300, height: 300), [(150, 10, blue), (60, 150, red)]),
         // exar: the box's aspect ratio at the image's size.
         ("rs:fit:300:300/exar:1", ImageSize(width: 200, height: 200), [(100, 10, .transparent), (10, 100, red)]),
         // Padding: CSS order, transparent, or the background.
-        ("pd:10:20:30:40", ImageSize(width: 260, height: 140), [(20, 50, .transparent), (45, 15, red), (45, 5, .transparent), (45, 130, .transparent)]),
+        (
+            "pd:10:20:30:40", ImageSize(width: 260, height: 140),
+            [(20, 50, .transparent), (45, 15, red), (45, 5, .transparent), (45, 130, .transparent)]
+        ),
         ("pd:10/bg:00ff00", ImageSize(width: 220, height: 120), [(5, 5, green), (15, 15, red)]),
         ("pd:10", ImageSize(width: 220, height: 120), [(5, 5, .white), (15, 15, red)]),
         // Rotation and flips come first: imgproxy's sizes are of the turned image.
