@@ -147,6 +147,37 @@ struct LayoutPositionTests {
         #expect(Self.color(try Self.layout(halfClear, "bg:00ff00/bg:"), 5, 5).alpha == 0)
     }
 
+    @Test("g:sm keeps an off-centre object whole, in the fill crop and in c; a flat image crops at the centre")
+    func smartCrop() throws {
+        // A skin-toned disc of radius 30 centred at (270, 60) on a quiet gray ground, 320x120.
+        let skin = Color(red: 224, green: 172, blue: 140)
+        let scene = Self.image(width: 320, height: 120) { x, y in
+            (x - 270) * (x - 270) + (y - 60) * (y - 60) <= 900 ? skin : Color(red: 128, green: 128, blue: 128)
+        }
+        func skinPixels(_ image: Image) -> Int {
+            var count = 0
+            for y in 0..<image.height {
+                for x in 0..<image.width where Self.near(Self.color(image, x, y), skin, tolerance: 12) { count += 1 }
+            }
+            return count
+        }
+        let whole = skinPixels(scene)
+        for options in ["rs:fill:120:120/g:sm", "c:120:120:sm", "c:120:120/g:sm"] {
+            let cut = try Self.layout(scene, options)
+            #expect(cut.size == ImageSize(width: 120, height: 120), "\(options)")
+            // All of the disc but the few pixels its edge loses to resampling.
+            #expect(Double(skinPixels(cut)) >= 0.95 * Double(whole), "\(options): \(skinPixels(cut)) of \(whole)")
+        }
+        #expect(skinPixels(try Self.layout(scene, "rs:fill:120:120")) == 0, "the centre cut misses it")
+        // A gentle gradient, nothing salient: the window's middle is the image's (gray 120 at x 160).
+        let gradient = Self.image(width: 320, height: 120) { x, _ in
+            let level = UInt8(100 + x / 8)
+            return Color(red: level, green: level, blue: level)
+        }
+        let centred = try Self.layout(gradient, "rs:fill:120:120/g:sm")
+        #expect(Self.near(Self.color(centred, 60, 60), Color(red: 120, green: 120, blue: 120), tolerance: 1), "\(Self.color(centred, 60, 60))")
+    }
+
     @Test("trim cuts a border of one colour, from the corner or as given, with equal sides on request")
     func trim() throws {
         // A red 60x40 block at (30, 10) in a 120x70 white image.
