@@ -81,31 +81,17 @@ extension ProcessingOptions {
             if !arguments[0].isEmpty { resizingType = try arguments.resizingType(0) }
             try applySize(arguments.dropFirst())
         case "size", "s": try applySize(arguments)
-        case "resizing_type", "rt":
-            try arguments.count(1...1)
-            resizingType = try arguments.resizingType(0)
-        case "width", "w":
-            try arguments.count(1...1)
-            width = try arguments.dimension(0)
-        case "height", "h":
-            try arguments.count(1...1)
-            height = try arguments.dimension(0)
-        case "min-width", "mw":
-            try arguments.count(1...1)
-            minWidth = try arguments.dimension(0)
-        case "min-height", "mh":
-            try arguments.count(1...1)
-            minHeight = try arguments.dimension(0)
+        case "resizing_type", "rt": resizingType = try arguments.onlyResizingType()
+        case "width", "w": width = try arguments.onlyDimension()
+        case "height", "h": height = try arguments.onlyDimension()
+        case "min-width", "mw": minWidth = try arguments.onlyDimension()
+        case "min-height", "mh": minHeight = try arguments.onlyDimension()
         case "zoom", "z":
             try arguments.count(1...2)
             zoomWidth = try arguments.number(0, where: { $0 > 0 && $0 <= 100 }, "a number above 0, at most 100")
             zoomHeight = arguments.count > 1 ? try arguments.number(1, where: { $0 > 0 && $0 <= 100 }, "a number above 0, at most 100") : zoomWidth
-        case "dpr":
-            try arguments.count(1...1)
-            dpr = try arguments.number(0, where: { $0 > 0 && $0 <= 8 }, "a number above 0, at most 8")
-        case "enlarge", "el":
-            try arguments.count(1...1)
-            enlarge = arguments.bool(0)
+        case "dpr": dpr = try arguments.onlyNumber(where: { $0 > 0 && $0 <= 8 }, "a number above 0, at most 8")
+        case "enlarge", "el": enlarge = try arguments.onlyBool()
         case "extend", "ex": try arguments.extend(&extend)
         case "extend_aspect_ratio", "extend_ar", "exar": try arguments.extend(&extendAspectRatio)
         case "gravity", "g": gravity = try arguments.gravity(from: 0, allowing: .crop)
@@ -116,9 +102,7 @@ extension ProcessingOptions {
             if arguments.count > 2 { crop.gravity = try arguments.gravity(from: 2, allowing: .crop) }
         case "trim", "t": try arguments.trim(&trim)
         case "padding", "pd": try arguments.padding(&padding)
-        case "auto_rotate", "ar":
-            try arguments.count(1...1)
-            autoRotate = arguments.bool(0)
+        case "auto_rotate", "ar": autoRotate = try arguments.onlyBool()
         case "rotate", "rot":
             try arguments.count(1...1)
             guard let degrees = Int(arguments[0]), degrees % 90 == 0, abs(degrees) <= 3_600 else {
@@ -130,47 +114,25 @@ extension ProcessingOptions {
             if !arguments[0].isEmpty { flipHorizontal = arguments.bool(0) }
             if arguments.count > 1, !arguments[1].isEmpty { flipVertical = arguments.bool(1) }
         case "background", "bg": try arguments.background(flatten: &flatten, color: &background)
-        case "blur", "bl":
-            try arguments.count(1...1)
-            blur = try arguments.number(0, where: { $0 >= 0 && $0 <= 1_000 }, "a sigma from 0 to 1000")
-        case "sharpen", "sh":
-            try arguments.count(1...1)
-            sharpen = try arguments.number(0, where: { $0 >= 0 && $0 <= 1_000 }, "a sigma from 0 to 1000")
-        case "pixelate", "pix":
-            try arguments.count(1...1)
-            pixelate = try arguments.integer(0, in: 0...Self.largestSide)
+        case "blur", "bl": blur = try arguments.onlyNumber(where: { $0 >= 0 && $0 <= 1_000 }, "a sigma from 0 to 1000")
+        case "sharpen", "sh": sharpen = try arguments.onlyNumber(where: { $0 >= 0 && $0 <= 1_000 }, "a sigma from 0 to 1000")
+        case "pixelate", "pix": pixelate = try arguments.onlyInteger(in: 0...Self.largestSide)
         case "watermark", "wm": try arguments.watermark(&watermark)
-        case "strip_metadata", "sm":
-            try arguments.count(1...1)
-            stripMetadata = arguments.bool(0)
-        case "keep_copyright", "kcr":
-            try arguments.count(1...1)
-            keepCopyright = arguments.bool(0)
-        case "strip_color_profile", "scp":
-            try arguments.count(1...1)
-            stripColorProfile = arguments.bool(0)
-        case "enforce_thumbnail", "eth":
-            try arguments.count(1...1)
-            enforceThumbnail = arguments.bool(0)
-        case "quality", "q":
-            try arguments.count(1...1)
-            quality = try arguments.integer(0, in: 0...100)
+        case "strip_metadata", "sm": stripMetadata = try arguments.onlyBool()
+        case "keep_copyright", "kcr": keepCopyright = try arguments.onlyBool()
+        case "strip_color_profile", "scp": stripColorProfile = try arguments.onlyBool()
+        case "enforce_thumbnail", "eth": enforceThumbnail = try arguments.onlyBool()
+        case "quality", "q": quality = try arguments.onlyInteger(in: 0...100)
         case "format_quality", "fq":
             guard arguments.count % 2 == 0 else { throw arguments.error("expected format:quality pairs") }
             for index in stride(from: 0, to: arguments.count, by: 2) {
                 formatQuality[try arguments.format(index)] = try arguments.integer(index + 1, in: 0...100)
             }
-        case "max_bytes", "mb":
-            try arguments.count(1...1)
-            maxBytes = try arguments.integer(0, in: 0...Int(Int32.max))
-        case "format", "f", "ext":
-            try arguments.count(1...1)
-            format = try arguments.format(0)
+        case "max_bytes", "mb": maxBytes = try arguments.onlyInteger(in: 0...Int(Int32.max))
+        case "format", "f", "ext": format = try arguments.onlyFormat()
         case "skip_processing", "skp":
             for index in 0..<arguments.count { skipProcessing.insert(try arguments.format(index)) }
-        case "raw":
-            try arguments.count(1...1)
-            raw = arguments.bool(0)
+        case "raw": raw = try arguments.onlyBool()
         case "cachebuster", "cb":
             try arguments.count(1...1)
             cacheBuster = arguments[0]
@@ -188,9 +150,7 @@ extension ProcessingOptions {
                 }
                 filename = decoded
             }
-        case "return_attachment", "att":
-            try arguments.count(1...1)
-            returnAttachment = arguments.bool(0)
+        case "return_attachment", "att": returnAttachment = try arguments.onlyBool()
         case "preset", "pr": try applyPresets(arguments.values, parser: parser, presetChain: presetChain)
         case "max_src_resolution", "msr", "max_src_file_size", "msfs", "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr",
             "max_result_dimension", "mrd":
@@ -199,12 +159,8 @@ extension ProcessingOptions {
                 throw OptionError(option: option.description, reason: "this server does not let URLs set source limits", kind: .forbidden)
             }
             try applySourceLimit(arguments)
-        case "imago_grayscale", "imago_gray":
-            try arguments.count(1...1)
-            grayscale = arguments.bool(0)
-        case "imago_radius":
-            try arguments.count(1...1)
-            cornerRadius = try arguments.integer(0, in: 0...4_096)
+        case "imago_grayscale", "imago_gray": grayscale = try arguments.onlyBool()
+        case "imago_radius": cornerRadius = try arguments.onlyInteger(in: 0...4_096)
         default: throw OptionError(option: option.description, reason: "unknown option")
         }
     }
@@ -285,6 +241,37 @@ struct Arguments {
     }
 
     func dimension(_ index: Int) throws(OptionError) -> Int { try integer(index, in: 0...ProcessingOptions.largestSide) }
+
+    // The one argument of options that take one, read as each kind.
+    func onlyBool() throws(OptionError) -> Bool {
+        try count(1...1)
+        return bool(0)
+    }
+
+    func onlyDimension() throws(OptionError) -> Int {
+        try count(1...1)
+        return try dimension(0)
+    }
+
+    func onlyInteger(in range: ClosedRange<Int>) throws(OptionError) -> Int {
+        try count(1...1)
+        return try integer(0, in: range)
+    }
+
+    func onlyNumber(where isValid: (Double) -> Bool, _ expected: String) throws(OptionError) -> Double {
+        try count(1...1)
+        return try number(0, where: isValid, expected)
+    }
+
+    func onlyResizingType() throws(OptionError) -> ProcessingOptions.ResizingType {
+        try count(1...1)
+        return try resizingType(0)
+    }
+
+    func onlyFormat() throws(OptionError) -> ProcessingOptions.Format {
+        try count(1...1)
+        return try format(0)
+    }
 
     func number(_ index: Int, where isValid: (Double) -> Bool, _ expected: String) throws(OptionError) -> Double {
         guard let value = Double(values[index]), value.isFinite, isValid(value) else { throw error("expected \(expected), got \"\(values[index])\"") }
