@@ -25,7 +25,7 @@ ACCEPTS = [
     ("image/webp,image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5", "webp"),
     ("image/jpeg,image/png,image/*;q=0.8", "other"),
 ]
-OPTIONS = "w:256/h:256/fit:crop/f:auto"
+OPTIONS = "rs:fill:256:256/f:auto"
 
 
 def free_ports(args):

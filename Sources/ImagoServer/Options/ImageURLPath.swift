@@ -31,10 +31,7 @@ public struct ImageURLPath: Sendable, Equatable {
         guard let slash = rest.firstIndex(of: "/") else { throw PathError("no source: expected /{signature}/{options}/{source}") }
         signature = String(rest[..<slash])
         signedPath = String(rest[slash...])
-        // Split as bytes: "/" is ASCII, and splitting by Character (grapheme
-        // clusters) is slow.
-        let segments = rest.utf8[rest.utf8.index(after: slash)...].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-            .map { Substring($0) }
+        let segments = rest[rest.index(after: slash)...].pieces(separatedBy: "/")
         let sourceStart = presetsOnly ? min(1, segments.count) : segments.firstIndex { !$0.utf8.contains(UInt8(ascii: ":")) } ?? segments.count
         options = Array(segments[..<sourceStart])
         let parts = segments[sourceStart...]
@@ -43,15 +40,15 @@ public struct ImageURLPath: Sendable, Equatable {
         }
         if first == "plain", parts.count > 1 {
             // Everything after "plain/", slashes included.
-            let pieces = rest[rest.utf8.index(after: first.endIndex)...].split(separator: "@", omittingEmptySubsequences: false)
+            let pieces = rest[rest.utf8.index(after: first.endIndex)...].pieces(separatedBy: "@")
             guard pieces.count <= 2 else { throw PathError("more than one @ in the plain source (a literal @ is written %40)") }
             guard !pieces[0].isEmpty else { throw PathError("no source after plain/") }
             guard let decoded = Self.percentDecoded(String(pieces[0])) else { throw PathError("the plain source is not valid percent-encoding") }
             source = decoded
             sourceExtension = pieces.count == 2 && !pieces[1].isEmpty ? String(pieces[1]) : nil
         } else {
-            let encoded = parts.joined()
-            let pieces = encoded.split(separator: ".", omittingEmptySubsequences: false)
+            let encoded = parts.count == 1 ? first : Substring(parts.joined())
+            let pieces = encoded.pieces(separatedBy: ".")
             guard pieces.count <= 2 else { throw PathError("more than one . in the base64url source") }
             guard !pieces[0].isEmpty else { throw PathError("no source: expected /{signature}/{options}/{source}") }
             guard let bytes = URLSigning.bytes(base64URL: pieces[0]), let decoded = String(validating: bytes, as: UTF8.self) else {
@@ -89,5 +86,14 @@ public struct PathError: Error, Equatable, CustomStringConvertible {
 
     init(_ description: String) {
         self.description = description
+    }
+}
+
+extension Substring {
+    /// The pieces between each `separator` (an ASCII character), empty ones
+    /// kept: split as bytes, since splitting by Character (grapheme
+    /// clusters) is slow on every request.
+    func pieces(separatedBy separator: Unicode.Scalar) -> [Substring] {
+        utf8.split(separator: UInt8(separator.value), omittingEmptySubsequences: false).map { Substring($0) }
     }
 }

@@ -11,7 +11,7 @@ extension ProcessingOptions {
         /// The option in `segment`; nil for a segment without a colon,
         /// which is where imgproxy's options end and the source begins.
         public init?(_ segment: some StringProtocol) {
-            let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
+            let parts = Substring(segment).pieces(separatedBy: ":")
             guard parts.count > 1 else { return nil }
             name = String(parts[0])
             arguments = parts[1...].map { String($0) }

@@ -181,6 +181,12 @@ struct LayoutPlan: Equatable {
 }
 
 extension LayoutPlan {
+    /// An offset as imgproxy reads one: `value` pixels (times `dpr`) when
+    /// it is 1 or more in magnitude, else that fraction of `side`.
+    static func offset(_ value: Double, of side: Int, dpr: Double) -> Int {
+        abs(value) >= 1 ? Int((value * dpr).rounded(.toNearestOrEven)) : scaledToEven(side, by: value)
+    }
+
     /// Where a `inner`-sized region goes in an `outer`-sized one under
     /// `gravity`: its top-left corner. Offsets of 1 or more are pixels
     /// (times `dpr`), smaller ones fractions of the outer side; a focus
@@ -195,8 +201,8 @@ extension LayoutPlan {
             left = scaledToEven(outer.width, by: gravity.x) - inner.width / 2
             top = scaledToEven(outer.height, by: gravity.y) - inner.height / 2
         } else {
-            let offsetX = abs(gravity.x) >= 1 ? Int((gravity.x * dpr).rounded(.toNearestOrEven)) : scaledToEven(outer.width, by: gravity.x)
-            let offsetY = abs(gravity.y) >= 1 ? Int((gravity.y * dpr).rounded(.toNearestOrEven)) : scaledToEven(outer.height, by: gravity.y)
+            let offsetX = offset(gravity.x, of: outer.width, dpr: dpr)
+            let offsetY = offset(gravity.y, of: outer.height, dpr: dpr)
             left = Int((Double(outer.width - inner.width + 1) / 2).rounded(.toNearestOrEven)) + offsetX
             top = Int((Double(outer.height - inner.height + 1) / 2).rounded(.toNearestOrEven)) + offsetY
             switch gravity.anchor {

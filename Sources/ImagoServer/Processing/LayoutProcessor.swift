@@ -66,7 +66,7 @@ struct LayoutProcessor: ImageProcessing {
         guard let scaled = cropAndScale(image, plan: plan) else { return nil }
         image = scaled
         if let cut = cropToResult(image, plan: plan) { image = cut }
-        image = filtered(image)
+        image = filtered(image, plan: plan)
         if options.extend.isEnabled {
             image = extended(image, to: ImageSize(width: plan.targetWidth, height: plan.targetHeight), gravity: options.extend.gravity, plan: plan)
         }
@@ -138,14 +138,14 @@ struct LayoutProcessor: ImageProcessing {
 
     /// Blur, sharpen and pixelate (imgproxy's filters), then Imago's gray
     /// and rounded corners.
-    private func filtered(_ image: Image) -> Image {
+    private func filtered(_ image: Image, plan: LayoutPlan) -> Image {
         var processors: [any ImageProcessing] = []
         if options.blur > 0 { processors.append(ImageProcessors.GaussianBlur(radius: options.blur * 2)) }
         if options.sharpen > 0 { processors.append(ImageProcessors.Sharpen(sigma: options.sharpen)) }
         if options.pixelate > 1 { processors.append(ImageProcessors.Pixelate(size: options.pixelate)) }
         if options.grayscale { processors.append(ImageProcessors.Grayscale()) }
         if options.cornerRadius > 0 {
-            processors.append(ImageProcessors.RoundedCorners(radius: Double(options.cornerRadius) * options.dpr))
+            processors.append(ImageProcessors.RoundedCorners(radius: Double(options.cornerRadius) * plan.dprScale))
         }
         return processors.reduce(image) { image, processor in processor.process(image) ?? image }
     }
@@ -185,14 +185,10 @@ struct LayoutProcessor: ImageProcessing {
         }
         let position = settings.position
         if position.anchor == .replicate {
-            let spacingX =
-                abs(position.x) >= 1
-                ? Int((position.x * plan.dprScale).rounded(.toNearestOrEven)) : LayoutPlan.scaledToEven(image.width, by: position.x)
-            let spacingY =
-                abs(position.y) >= 1
-                ? Int((position.y * plan.dprScale).rounded(.toNearestOrEven)) : LayoutPlan.scaledToEven(image.height, by: position.y)
-            let tile = ImageSize(width: mark.width + max(0, spacingX), height: mark.height + max(0, spacingY))
-            mark = ImageProcessors.Embed(size: tile, x: max(0, spacingX) / 2, y: max(0, spacingY) / 2).process(mark) ?? mark
+            let spacingX = max(0, LayoutPlan.offset(position.x, of: image.width, dpr: plan.dprScale))
+            let spacingY = max(0, LayoutPlan.offset(position.y, of: image.height, dpr: plan.dprScale))
+            let tile = ImageSize(width: mark.width + spacingX, height: mark.height + spacingY)
+            mark = ImageProcessors.Embed(size: tile, x: spacingX / 2, y: spacingY / 2).process(mark) ?? mark
             return ImageProcessors.Overlay(mark, named: "watermark", x: 0, y: 0, opacity: settings.opacity, repeating: true).process(image) ?? image
         }
         let corner = LayoutPlan.position(of: mark.size, in: image.size, gravity: position, dpr: plan.dprScale, allowsOverflow: true)

@@ -32,24 +32,47 @@ extension ImageService {
     /// the source path's last segment without its extension, else `image`,
     /// then the answer's extension. Quotes become `%22` as imgproxy writes
     /// them; a name beyond printable ASCII is also given as RFC 8187's
-    /// `filename*`.
+    /// `filename*`. Byte by byte, without Foundation's string searches,
+    /// which are slow on Linux: it runs for every answer.
     static func contentDisposition(options: ProcessingOptions, source: URL, mediaType: String) -> String {
         var name = options.filename ?? ""
-        if name.isEmpty {
-            let last = source.lastPathComponent
-            name = last == "/" ? "" : (last as NSString).deletingPathExtension
-        }
+        if name.isEmpty { name = baseName(of: source.path) }
         if name.isEmpty { name = "image" }
-        let format = mediaType.split(separator: "/").last.flatMap { ImageFormat(rawValue: String($0)) }.flatMap { $0 == .unknown ? nil : $0 }
+        let subtype = mediaType.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(mediaType[mediaType.index(after: $0)...]) } ?? ""
+        let format = ImageFormat(rawValue: subtype).flatMap { $0 == .unknown ? nil : $0 }
         let fileName = name + (format.map { "." + $0.fileExtension } ?? "")
         let disposition = options.returnAttachment ? "attachment" : "inline"
-        let isPlain = fileName.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F }
-        let quoted = String(fileName.unicodeScalars.map { isPlain || $0.isASCII && $0.value >= 0x20 ? Character($0) : "_" })
-            .replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\\", with: "%5C")
+        var quoted = ""
+        var isPlain = true
+        for scalar in fileName.unicodeScalars {
+            switch scalar.value {
+            case 0x22: quoted += "%22"
+            case 0x5C: quoted += "%5C"
+            case 0x20..<0x7F: quoted.unicodeScalars.append(scalar)
+            default:
+                quoted += "_"
+                isPlain = false
+            }
+        }
         guard !isPlain else { return "\(disposition); filename=\"\(quoted)\"" }
-        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(0x7F)))
-        allowed.insert(charactersIn: "!#$&+-.^_`|~")
-        let encoded = fileName.addingPercentEncoding(withAllowedCharacters: allowed) ?? "image"
+        var encoded = ""
+        for byte in fileName.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            case _ where "!#$&+-.^_`|~".utf8.contains(byte): encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default: encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 15, radix: 16, uppercase: true)
+            }
+        }
         return "\(disposition); filename=\"\(quoted)\"; filename*=UTF-8''\(encoded)"
+    }
+
+    /// The last segment of `path` without its extension (`/a/b.c.jpg`: `b.c`).
+    static func baseName(of path: String) -> String {
+        let bytes = path.utf8
+        let start = bytes.lastIndex(of: UInt8(ascii: "/")).map { bytes.index(after: $0) } ?? bytes.startIndex
+        var end = bytes.endIndex
+        if let dot = bytes[start...].lastIndex(of: UInt8(ascii: ".")), dot > start { end = dot }
+        return String(path[start..<end])
     }
 }
