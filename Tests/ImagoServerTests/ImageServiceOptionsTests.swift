@@ -77,6 +77,12 @@ struct ImageServiceOptionsTests {
             let response = await service.respond(to: ServiceRequest(path: Self.plain(options, source)))
             #expect(response.headers[.contentDisposition] == expected, "\(options)")
         }
+        for (url, name) in [
+            ("http://h/a/b%20c.jpg?x=1", "b c"), ("http://h/", ""), ("http://h", ""), ("http://h/a.b.c", "a.b"), ("http://h/.hidden", ".hidden"),
+            ("http://h/dir/x#frag.jpg", "x"), ("https://h:8080/p/q.png?a=/b.jpg", "q"), ("http://h/%zz.jpg", "%zz"),
+        ] {
+            #expect(ImageService.baseName(of: url) == name, "\(url)")
+        }
         // A source path without a name: imgproxy's fallback, "image".
         server.setRoute("/", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants())))
         let bare = await service.respond(to: ServiceRequest(path: Self.plain("w:50/f:png", server.url("/"))))

@@ -36,7 +36,7 @@ extension ImageService {
     /// which are slow on Linux: it runs for every answer.
     static func contentDisposition(options: ProcessingOptions, source: URL, mediaType: String) -> String {
         var name = options.filename ?? ""
-        if name.isEmpty { name = baseName(of: source.path) }
+        if name.isEmpty { name = baseName(of: source.absoluteString) }
         if name.isEmpty { name = "image" }
         let subtype = mediaType.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(mediaType[mediaType.index(after: $0)...]) } ?? ""
         let format = ImageFormat(rawValue: subtype).flatMap { $0 == .unknown ? nil : $0 }
@@ -67,12 +67,22 @@ extension ImageService {
         return "\(disposition); filename=\"\(quoted)\"; filename*=UTF-8''\(encoded)"
     }
 
-    /// The last segment of `path` without its extension (`/a/b.c.jpg`: `b.c`).
-    static func baseName(of path: String) -> String {
-        let bytes = path.utf8
-        let start = bytes.lastIndex(of: UInt8(ascii: "/")).map { bytes.index(after: $0) } ?? bytes.startIndex
-        var end = bytes.endIndex
-        if let dot = bytes[start...].lastIndex(of: UInt8(ascii: ".")), dot > start { end = dot }
-        return String(path[start..<end])
+    /// The last segment of `url`'s path without its extension, decoded
+    /// (`http://h/a/b%20c.jpg?x=1`: `b c`); empty for a URL without one.
+    static func baseName(of url: String) -> String {
+        let bytes = url.utf8
+        // The path ends where the query or the fragment starts; it starts after the authority.
+        let pathEnd = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+        let scheme = bytes.firstIndex(of: UInt8(ascii: ":")).map { bytes.index(after: $0) } ?? bytes.startIndex
+        var authorityEnd = scheme
+        if bytes[scheme...].starts(with: "//".utf8) {
+            let host = bytes.index(scheme, offsetBy: 2)
+            authorityEnd = bytes[host..<pathEnd].firstIndex(of: UInt8(ascii: "/")) ?? pathEnd
+        }
+        let start = bytes[authorityEnd..<pathEnd].lastIndex(of: UInt8(ascii: "/")).map { bytes.index(after: $0) } ?? pathEnd
+        var end = pathEnd
+        if let dot = bytes[start..<pathEnd].lastIndex(of: UInt8(ascii: ".")), dot > start { end = dot }
+        let name = String(url[start..<end])
+        return name.utf8.contains(UInt8(ascii: "%")) ? ImageURLPath.percentDecoded(name) ?? name : name
     }
 }

@@ -25,9 +25,16 @@ extension ImageService {
         async throws(ServiceError) -> Response
     {
         let (options, source) = try readRequest(rawPath, mountedAt: prefix, report: report)
-        let result = try await result(for: ResultKey(infoOf: source), source: source, report: report) { response, ticket throws(ServiceError) in
-            try await ticket.transform()
-            return (try await self.describe(response.data, of: source), "application/json")
+        let key = ResultKey(infoOf: source)
+        let cached = await cachedResult(for: key, report: report)
+        let result: EncodedResult
+        if let fresh = cached.fresh {
+            result = fresh
+        } else {
+            result = try await newResult(for: key, source: source, replacing: cached.stale, report: report) { response, ticket throws(ServiceError) in
+                try await ticket.transform()
+                return (try await self.describe(response.data, of: source), "application/json")
+            }
         }
         return answer(result, to: request, options: options, source: source, negotiated: false)
     }

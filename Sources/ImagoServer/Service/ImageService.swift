@@ -166,11 +166,17 @@ public final class ImageService: Sendable {
         let key = ResultKey(source: source, options: options, format: format, watermark: options.watermark.isEnabled ? watermark?.key : nil)
 
         // 5-7. Fetch, transform and store, once for every identical request in flight.
-        let result = try await result(for: key, source: source, report: report) { response, ticket throws(ServiceError) in
-            if let passed = self.passedThrough(response, options: options) { return (response.data, passed) }
-            try await ticket.transform()
-            defer { self.metrics.transformed() }
-            return try await self.transform(response.data, of: source, options: options, format: format)
+        let cached = await cachedResult(for: key, report: report)
+        let result: EncodedResult
+        if let fresh = cached.fresh {
+            result = fresh
+        } else {
+            result = try await newResult(for: key, source: source, replacing: cached.stale, report: report) { response, ticket throws(ServiceError) in
+                if let passed = self.passedThrough(response, options: options) { return (response.data, passed) }
+                try await ticket.transform()
+                defer { self.metrics.transformed() }
+                return try await self.transform(response.data, of: source, options: options, format: format)
+            }
         }
 
         // 8. Answer: the image, or 304 when the client's copy is current.
@@ -197,25 +203,27 @@ public final class ImageService: Sendable {
         return (options, source)
     }
 
-    /// The answer kept under `key` while it is fresh, else one made from
-    /// the source by `make`, once for every identical request in flight.
-    func result(
-        for key: ResultKey, source: URL, report: ImageRequestReport?,
+    /// The answer kept under `key` if it is still fresh (a hit), else none,
+    /// and the stale one kept, if any, for ``newResult(for:source:replacing:report:make:)``.
+    func cachedResult(for key: ResultKey, report: ImageRequestReport?) async -> (fresh: EncodedResult?, stale: EncodedResult?) {
+        let kept = await results.cached(key)
+        guard let kept, ContinuousClock.now < kept.expires else { return (nil, kept) }
+        metrics.resultCacheHit()
+        report?.record { $0.cacheOutcome = .hit }
+        return (kept, nil)
+    }
+
+    /// An answer made from the source by `make`, once for every identical
+    /// request in flight (or `stale` renewed, if the source has not changed).
+    /// Only a miss forms `make`'s closure: a hit costs no allocation for it.
+    func newResult(
+        for key: ResultKey, source: URL, replacing stale: EncodedResult?, report: ImageRequestReport?,
         make: @escaping @Sendable (DataResponse, AdmissionControl.Ticket) async throws(ServiceError) -> (Data, mediaType: String)
     ) async throws(ServiceError) -> EncodedResult {
-        let kept = await results.cached(key)
-        let result: EncodedResult
-        let outcome: ImageRequestReport.CacheOutcome
-        if let kept, ContinuousClock.now < kept.expires {
-            metrics.resultCacheHit()
-            (result, outcome) = (kept, .hit)
-        } else {
-            result = try await results.shared(key) { () throws(ServiceError) in
-                try await self.makeResult(key, source: source, previous: kept, make: make)
-            }
-            outcome = kept?.etag == result.etag ? .revalidated : .miss
+        let result = try await results.shared(key) { () throws(ServiceError) in
+            try await self.makeResult(key, source: source, previous: stale, make: make)
         }
-        report?.record { $0.cacheOutcome = outcome }
+        report?.record { $0.cacheOutcome = stale?.etag == result.etag ? .revalidated : .miss }
         return result
     }
 
