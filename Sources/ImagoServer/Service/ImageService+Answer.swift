@@ -38,10 +38,12 @@ extension ImageService {
         var name = options.filename ?? ""
         if name.isEmpty { name = baseName(of: source.absoluteString) }
         if name.isEmpty { name = "image" }
-        let subtype = mediaType.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(mediaType[mediaType.index(after: $0)...]) } ?? ""
-        let format = ImageFormat(rawValue: subtype).flatMap { $0 == .unknown ? nil : $0 }
-        let fileName = name + (format.map { "." + $0.fileExtension } ?? "")
+        let fileName = name + Self.fileExtension(of: mediaType)
         let disposition = options.returnAttachment ? "attachment" : "inline"
+        // Most names are printable ASCII without quotes: nothing to change.
+        if fileName.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) {
+            return disposition + "; filename=\"" + fileName + "\""
+        }
         var quoted = ""
         var isPlain = true
         for scalar in fileName.unicodeScalars {
@@ -65,6 +67,20 @@ extension ImageService {
             }
         }
         return "\(disposition); filename=\"\(quoted)\"; filename*=UTF-8''\(encoded)"
+    }
+
+    /// The file extension of an answer's media type, with its dot; none
+    /// for a type that is not an image format Imago knows.
+    static func fileExtension(of mediaType: String) -> String {
+        switch mediaType {
+        case "image/jpeg": ".jpg"
+        case "image/png": ".png"
+        case "image/webp": ".webp"
+        case "image/avif": ".avif"
+        default:
+            mediaType.hasPrefix("image/")
+                ? ImageFormat(rawValue: String(mediaType.dropFirst(6))).flatMap { $0 == .unknown ? nil : "." + $0.fileExtension } ?? "" : ""
+        }
     }
 
     /// The last segment of `url`'s path without its extension, decoded
