@@ -13,6 +13,8 @@ public struct ImageURLPath: Sendable, Equatable {
     /// The option segments, in order; in presets-only mode, the one
     /// segment naming the presets.
     public var options: [Substring]
+    /// The option segments as one piece of text, as sent.
+    public var optionsText: Substring
     /// The source URL, decoded.
     public var source: String
     /// The output format the source's `@ext` or `.ext` names, if any.
@@ -33,7 +35,9 @@ public struct ImageURLPath: Sendable, Equatable {
         signedPath = String(rest[slash...])
         let segments = rest[rest.index(after: slash)...].pieces(separatedBy: "/")
         let sourceStart = presetsOnly ? min(1, segments.count) : segments.firstIndex { !$0.utf8.contains(UInt8(ascii: ":")) } ?? segments.count
-        options = Array(segments[..<sourceStart])
+        let optionSegments = Array(segments[..<sourceStart])
+        options = optionSegments
+        optionsText = optionSegments.first.map { rest[$0.startIndex..<optionSegments[optionSegments.count - 1].endIndex] } ?? ""
         let parts = segments[sourceStart...]
         guard let first = parts.first, !(parts.count == 1 && first.isEmpty) else {
             throw PathError("no source: expected /{signature}/{options}/{source}")

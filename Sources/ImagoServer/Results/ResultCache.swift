@@ -59,10 +59,11 @@ struct ResultKey: Hashable, Sendable, CustomStringConvertible {
     /// a URL).
     let diskKey: String
 
-    /// The key of `source` made with `options` in `format`, with the
+    /// The key of `source` made with the options whose
+    /// ``ProcessingOptions/cacheKey`` is `optionsKey`, in `format`, with the
     /// watermark whose key is `watermark`, if any.
-    init(source: URL, options: ProcessingOptions, format: OutputFormat, watermark: String? = nil) {
-        diskKey = source.absoluteString + "\u{0}" + options.cacheKey + "\u{0}" + format.rawValue + (watermark.map { "\u{0}" + $0 } ?? "")
+    init(source: URL, optionsKey: String, format: OutputFormat, watermark: String? = nil) {
+        diskKey = source.absoluteString + "\u{0}" + optionsKey + "\u{0}" + format.rawValue + (watermark.map { "\u{0}" + $0 } ?? "")
     }
 
     /// The key of `source`'s `/info` answer.

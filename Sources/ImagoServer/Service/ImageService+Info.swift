@@ -24,7 +24,7 @@ extension ImageService {
     func info(_ request: Request, path rawPath: Substring, mountedAt prefix: Substring, report: ImageRequestReport?)
         async throws(ServiceError) -> Response
     {
-        let (options, source) = try readRequest(rawPath, mountedAt: prefix, report: report)
+        let (read, source) = try readRequest(rawPath, mountedAt: prefix, report: report)
         let key = ResultKey(infoOf: source)
         let cached = await cachedResult(for: key, report: report)
         let result: EncodedResult
@@ -36,7 +36,7 @@ extension ImageService {
                 return (try await self.describe(response.data, of: source), "application/json")
             }
         }
-        return answer(result, to: request, options: options, source: source, negotiated: false)
+        return answer(result, to: request, options: read.options, source: source, negotiated: false)
     }
 
     /// The source's info: its header for the size where it is read here,

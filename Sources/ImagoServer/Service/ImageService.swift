@@ -35,6 +35,8 @@ public final class ImageService: Sendable {
     let decodeMemory: WeightedSemaphore
     /// Reads URLs' options, with the configuration's presets.
     let parser: ProcessingOptions.Parser
+    /// The options read lately, by their spelling.
+    let optionsMemo = OptionsMemo()
     /// The operator's watermark, for `wm`.
     let watermark: Watermark?
 
@@ -159,11 +161,12 @@ public final class ImageService: Sendable {
         async throws(ServiceError) -> Response
     {
         // 1-3. The path, its signature, its options, its source.
-        let (options, source) = try readRequest(rawPath, mountedAt: prefix, report: report)
+        let (read, source) = try readRequest(rawPath, mountedAt: prefix, report: report)
+        let options = read.options
 
         // 4. Look in the result cache.
         let format = options.raw ? OutputFormat.jpegOrPNG : try OutputFormat(options.format, accept: request.headers[.accept] ?? "")
-        let key = ResultKey(source: source, options: options, format: format, watermark: options.watermark.isEnabled ? watermark?.key : nil)
+        let key = ResultKey(source: source, optionsKey: read.cacheKey, format: format, watermark: options.watermark.isEnabled ? watermark?.key : nil)
 
         // 5-7. Fetch, transform and store, once for every identical request in flight.
         let cached = await cachedResult(for: key, report: report)
@@ -189,14 +192,14 @@ public final class ImageService: Sendable {
     /// ask only for an allowed size); apply the source policy (its
     /// addresses are checked again at every connection).
     func readRequest(_ rawPath: Substring, mountedAt prefix: Substring, report: ImageRequestReport?) throws(ServiceError) -> (
-        ProcessingOptions, URL
+        OptionsMemo.Entry, URL
     ) {
         let path: ImageURLPath
         do { path = try ImageURLPath(rawPath, presetsOnly: configuration.presetsOnly) } catch { throw ServiceError(error) }
         report?.record { $0.unsignedPath = prefix + "-" + path.signedPath }
         let needsAllowedSize = try verifySignature(path)
         let options = try readOptions(path)
-        if needsAllowedSize { try checkAllowedSize(options) }
+        if needsAllowedSize { try checkAllowedSize(options.options) }
         let source: URL
         do { source = try configuration.sourcePolicy.check(url: path.source) } catch { throw ServiceError(error) }
         report?.record { $0.sourceHost = source.host }
@@ -244,30 +247,42 @@ public final class ImageService: Sendable {
 
     /// The options `path` asks for (in presets-only mode, its presets),
     /// then the format its source's extension names.
-    private func readOptions(_ path: ImageURLPath) throws(ServiceError) -> ProcessingOptions {
+    private func readOptions(_ path: ImageURLPath) throws(ServiceError) -> OptionsMemo.Entry {
         do throws(OptionError) {
-            var options: ProcessingOptions
-            if configuration.presetsOnly {
-                options = try parser.options(presetNames: path.options.first.map { $0.split(separator: ":").map(String.init) } ?? [])
-            } else {
-                options = try parser.options(path.options)
+            let entry = try optionsMemo.entry(for: path.optionsText + "\u{0}" + (path.sourceExtension ?? "")) { () throws(OptionError) in
+                try readOptions(afresh: path)
             }
-            if let name = path.sourceExtension, !options.raw {
-                guard let format = ProcessingOptions.Format(name: name) else {
-                    throw OptionError(option: name, reason: "unknown format in the source's extension")
-                }
-                options.format = format
+            // A kept entry was read earlier: its expiry is checked again now.
+            if let expires = entry.options.expires, expires > 0, expires < parser.now() {
+                throw OptionError(option: "exp:\(expires)", reason: "the URL has expired", kind: .expired)
             }
-            // Refused rather than ignored (as imgproxy does): an answer
-            // without the watermark asked for could give away an image
-            // meant to be marked.
-            if options.watermark.isEnabled, watermark == nil {
-                throw OptionError(option: "wm", reason: "this server has no watermark image (--watermark-path or --watermark-url)")
-            }
-            return options
+            return entry
         } catch {
             throw ServiceError(error)
         }
+    }
+
+    /// The options `path` asks for, read now.
+    private func readOptions(afresh path: ImageURLPath) throws(OptionError) -> ProcessingOptions {
+        var options: ProcessingOptions
+        if configuration.presetsOnly {
+            options = try parser.options(presetNames: path.options.first.map { $0.split(separator: ":").map(String.init) } ?? [])
+        } else {
+            options = try parser.options(path.options)
+        }
+        if let name = path.sourceExtension, !options.raw {
+            guard let format = ProcessingOptions.Format(name: name) else {
+                throw OptionError(option: name, reason: "unknown format in the source's extension")
+            }
+            options.format = format
+        }
+        // Refused rather than ignored (as imgproxy does): an answer
+        // without the watermark asked for could give away an image
+        // meant to be marked.
+        if options.watermark.isEnabled, watermark == nil {
+            throw OptionError(option: "wm", reason: "this server has no watermark image (--watermark-path or --watermark-url)")
+        }
+        return options
     }
 
     private func checkAllowedSize(_ options: ProcessingOptions) throws(ServiceError) {

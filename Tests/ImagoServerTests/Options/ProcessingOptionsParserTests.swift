@@ -274,4 +274,27 @@ struct ProcessingOptionsParserTests {
         let oneName = try ImageURLPath("/sig/thumb/\(encoded)", presetsOnly: true)
         #expect(oneName.options == ["thumb"] && oneName.source == "http://example.com/images/curiosity.jpg")
     }
+
+    @Test("the memo reads a spelling once, keeps no error, and starts again when full")
+    func memo() throws {
+        let memo = OptionsMemo(capacity: 3)
+        var reads = 0
+        func read(_ text: String) throws -> OptionsMemo.Entry {
+            try memo.entry(for: text) { () throws(OptionError) in
+                reads += 1
+                return try parser.options(text.split(separator: "/"))
+            }
+        }
+        let first = try read("w:100/q:70")
+        #expect(try read("w:100/q:70").cacheKey == first.cacheKey && reads == 1)
+        #expect(first.cacheKey == (try parse("q:70/width:100")).cacheKey)
+        #expect(throws: OptionError.self) { try read("w:-1") }
+        #expect(throws: OptionError.self) { try read("w:-1") }
+        #expect(reads == 3, "an error is read again each time")
+        _ = try read("w:1")
+        _ = try read("w:2")
+        _ = try read("w:3")
+        _ = try read("w:100/q:70")
+        #expect(reads == 7, "full at three spellings, it started again")
+    }
 }
