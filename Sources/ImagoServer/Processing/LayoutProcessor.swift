@@ -30,13 +30,15 @@ struct LayoutProcessor: ImageProcessing {
     /// whose borders are only known once decoded, or an unknown size).
     var decodeSize: ImageSize? {
         guard !options.trim.isEnabled, let upright = sourceSize else { return nil }
-        var frame = !options.autoRotate && orientation.swapsDimensions ? upright.transposed : upright
-        if options.rotate % 180 != 0 { frame = frame.transposed }
+        let swapped = (!options.autoRotate && orientation.swapsDimensions) != (options.rotate % 180 != 0)
+        let frame = swapped ? upright.transposed : upright
         let plan = LayoutPlan(sourceSize: frame, options: options, maximumResultDimension: maximumResultDimension)
         let scale = max(plan.scaleX, plan.scaleY)
         guard scale < 1 else { return nil }
-        return ImageSize(
-            width: max(1, Int((Double(upright.width) * scale).rounded(.up))), height: max(1, Int((Double(upright.height) * scale).rounded(.up))))
+        // Rounded as the plan rounds the scaled image, so that a decode
+        // filling this size is that image, with nothing left to resample.
+        let size = ImageSize(width: max(1, LayoutPlan.scaled(frame.width, by: scale)), height: max(1, LayoutPlan.scaled(frame.height, by: scale)))
+        return swapped ? size.transposed : size
     }
 
     func process(_ decoded: Image) -> Image? {

@@ -191,4 +191,25 @@ struct LayoutSizeTests {
         let result = try #require(layout.process(image))
         #expect(result.size == ImageSize(width: width, height: height), "\(options) limit \(limit)")
     }
+
+    @Test("the decode's size: the scaled image's, rounded as the plan rounds it, upright; full size where the layout needs it")
+    func decodeSize() throws {
+        func size(_ options: String, _ source: ImageSize = ImageSize(width: 1024, height: 768), orientation: ImageOrientation = .up) throws
+            -> ImageSize?
+        {
+            let parsed = try ProcessingOptions.Parser().options(options.split(separator: "/"))
+            return LayoutProcessor(
+                options: parsed, sourceSize: source, orientation: orientation, outputIsOpaque: false, maximumResultDimension: 8_192, watermark: nil
+            ).decodeSize
+        }
+        #expect(try size("w:256") == ImageSize(width: 256, height: 192))
+        // A 1/3 scale: 341.3 x 256, so the decode fills 341x256 and the layout has nothing left to resample.
+        #expect(try size("rs:fill:256:256") == ImageSize(width: 341, height: 256))
+        // Turned a quarter: the box applies to the turned image; the decode is upright.
+        #expect(try size("rs:fill:256:100/rot:90") == ImageSize(width: 341, height: 256))
+        #expect(try size("rs:fill:256:100/ar:0", ImageSize(width: 768, height: 1024), orientation: .right) == ImageSize(width: 192, height: 256))
+        #expect(try size("w:2048") == nil, "never enlarged while decoding")
+        #expect(try size("t:10/w:256") == nil, "trim decodes at full size")
+        #expect(try size("c:512:384/w:256") == ImageSize(width: 512, height: 384), "a crop's region at the scale it needs")
+    }
 }
