@@ -26,12 +26,8 @@ extension ImageService {
     {
         let (read, source) = try readRequest(rawPath, mountedAt: prefix, report: report)
         let key = ResultKey(infoOf: source)
-        let cached = await cachedResult(for: key, report: report)
-        let result: EncodedResult
-        if let fresh = cached.fresh {
-            result = fresh
-        } else {
-            result = try await newResult(for: key, source: source, replacing: cached.stale, report: report) { response, ticket throws(ServiceError) in
+        let result = try await result(for: key, source: source, report: report) {
+            { response, ticket throws(ServiceError) in
                 try await ticket.transform()
                 return (try await self.describe(response.data, of: source), "application/json")
             }

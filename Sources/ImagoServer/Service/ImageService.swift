@@ -169,12 +169,8 @@ public final class ImageService: Sendable {
         let key = ResultKey(source: source, optionsKey: read.cacheKey, format: format, watermark: options.watermark.isEnabled ? watermark?.key : nil)
 
         // 5-7. Fetch, transform and store, once for every identical request in flight.
-        let cached = await cachedResult(for: key, report: report)
-        let result: EncodedResult
-        if let fresh = cached.fresh {
-            result = fresh
-        } else {
-            result = try await newResult(for: key, source: source, replacing: cached.stale, report: report) { response, ticket throws(ServiceError) in
+        let result = try await result(for: key, source: source, report: report) {
+            { response, ticket throws(ServiceError) in
                 if let passed = self.passedThrough(response, options: options) { return (response.data, passed) }
                 try await ticket.transform()
                 defer { self.metrics.transformed() }
@@ -206,27 +202,28 @@ public final class ImageService: Sendable {
         return (options, source)
     }
 
-    /// The answer kept under `key` if it is still fresh (a hit), else none,
-    /// and the stale one kept, if any, for ``newResult(for:source:replacing:report:make:)``.
-    func cachedResult(for key: ResultKey, report: ImageRequestReport?) async -> (fresh: EncodedResult?, stale: EncodedResult?) {
-        let kept = await results.cached(key)
-        guard let kept, ContinuousClock.now < kept.expires else { return (nil, kept) }
-        metrics.resultCacheHit()
-        report?.record { $0.cacheOutcome = .hit }
-        return (kept, nil)
-    }
+    /// What makes an answer from its source, once the admission's download turn has come.
+    typealias ResultMaker = @Sendable (DataResponse, AdmissionControl.Ticket) async throws(ServiceError) -> (Data, mediaType: String)
 
-    /// An answer made from the source by `make`, once for every identical
-    /// request in flight (or `stale` renewed, if the source has not changed).
-    /// Only a miss forms `make`'s closure: a hit costs no allocation for it.
-    func newResult(
-        for key: ResultKey, source: URL, replacing stale: EncodedResult?, report: ImageRequestReport?,
-        make: @escaping @Sendable (DataResponse, AdmissionControl.Ticket) async throws(ServiceError) -> (Data, mediaType: String)
-    ) async throws(ServiceError) -> EncodedResult {
-        let result = try await results.shared(key) { () throws(ServiceError) in
-            try await self.makeResult(key, source: source, previous: stale, make: make)
+    /// The answer kept under `key` while it is fresh (a hit), else one made
+    /// from the source by the closure `maker` gives, once for every identical
+    /// request in flight (or the stale one renewed, if the source has not
+    /// changed). `maker` is called on a miss only, so that a hit forms no
+    /// closure (and allocates nothing) for making an answer.
+    func result(for key: ResultKey, source: URL, report: ImageRequestReport?, maker: () -> ResultMaker) async throws(ServiceError)
+        -> EncodedResult
+    {
+        let kept = await results.cached(key)
+        if let kept, ContinuousClock.now < kept.expires {
+            metrics.resultCacheHit()
+            report?.record { $0.cacheOutcome = .hit }
+            return kept
         }
-        report?.record { $0.cacheOutcome = stale?.etag == result.etag ? .revalidated : .miss }
+        let make = maker()
+        let result = try await results.shared(key) { () throws(ServiceError) in
+            try await self.makeResult(key, source: source, previous: kept, make: make)
+        }
+        report?.record { $0.cacheOutcome = kept?.etag == result.etag ? .revalidated : .miss }
         return result
     }
 
