@@ -215,12 +215,9 @@ public struct ProcessingOptions: Sendable, Hashable {
 
     /// The output box in pixels, dpr and zoom applied; 0 leaves a side free.
     public var targetSize: ImageSize {
-        ImageSize(width: Self.scaled(width, by: dpr * zoomWidth), height: Self.scaled(height, by: dpr * zoomHeight))
+        ImageSize(width: LayoutPlan.scaled(width, by: dpr * zoomWidth), height: LayoutPlan.scaled(height, by: dpr * zoomHeight))
     }
 
-    static func scaled(_ value: Int, by factor: Double) -> Int {
-        value == 0 ? 0 : Int((Double(value) * factor).rounded())
-    }
 }
 
 /// An option segment that is not allowed, and why: answered with 400 (or
