@@ -344,8 +344,12 @@ public enum FormatFixtures {
 
     // MARK: - HEIC
 
-    /// An HEIC of an RGB `image`, through libheif's x265 encoder.
-    public static func heic(_ image: Image, directory: URL) throws -> Data {
+    /// An HEIC of an RGB `image`, through libheif's x265 encoder, with a
+    /// thumbnail fitting `thumbnailBox` pixels, EXIF (a TIFF structure), XMP
+    /// and an ICC profile if given.
+    public static func heic(
+        _ image: Image, directory: URL, thumbnailBox: Int? = nil, exif: Data? = nil, xmp: Data? = nil, iccProfile: Data? = nil
+    ) throws -> Data {
         guard let context = heif_context_alloc() else { throw Failure(description: "heif_context_alloc failed") }
         defer { heif_context_free(context) }
         func check(_ error: heif_error) throws {
@@ -367,7 +371,22 @@ public enum FormatFixtures {
                 plane[row * Int(stride) + column] = image.pixels[row * image.bytesPerRow + column]
             }
         }
-        try check(heif_context_encode_image(context, picture, encoder, nil, nil))
+        if let iccProfile {
+            try iccProfile.withUnsafeBytes { try check(heif_image_set_raw_color_profile(picture, "prof", $0.baseAddress, $0.count)) }
+        }
+        var handle: OpaquePointer?
+        try check(heif_context_encode_image(context, picture, encoder, nil, &handle))
+        defer { heif_image_handle_release(handle) }
+        if let thumbnailBox {
+            try check(heif_context_encode_thumbnail(context, picture, handle, encoder, nil, Int32(thumbnailBox), nil))
+        }
+        if let exif {
+            // libheif writes the offset to the TIFF header before it, as HEIF's Exif item has.
+            try exif.withUnsafeBytes { try check(heif_context_add_exif_metadata(context, handle, $0.baseAddress, Int32($0.count))) }
+        }
+        if let xmp {
+            try xmp.withUnsafeBytes { try check(heif_context_add_XMP_metadata(context, handle, $0.baseAddress, Int32($0.count))) }
+        }
         let file = directory.appendingPathComponent("fixture-\(UUID().uuidString).heic")
         try check(heif_context_write_to_file(context, file.path))
         return try Data(contentsOf: file)

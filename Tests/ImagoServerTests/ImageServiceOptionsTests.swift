@@ -214,6 +214,56 @@ struct ImageServiceOptionsTests {
         try await server.shutdown()
     }
 
+    @Test("metadata: copyright only by default, everything with sm:0, nothing with kcr:0, the ICC profile with scp:0; EXIF set upright")
+    func metadata() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        let fields = [0x010F: "Example Camera", 0x013B: "Ann Example", 0x8298: "(c) 2026 Ann Example"]
+        let full = ImageMetadata(
+            exif: MetadataFixtures.exif(orientation: 6, fields: fields), xmp: MetadataFixtures.xmp(creator: "Ann Example"),
+            iptc: MetadataFixtures.photoshopResources(iptc: [(2, 25, "harbour"), (2, 116, "(c) 2026 Ann Example")]),
+            iccProfile: MetadataFixtures.iccProfile(size: 3_000)
+        )
+        server.setRoute(
+            "/tagged.jpg", .init(body: try JPEGEncoder(quality: 90, metadata: full).encode(FormatFixtures.quadrants(width: 200, height: 150))))
+        let service = try Self.service(in: TemporaryDirectory())
+        let source = server.url("/tagged.jpg")
+        let upright = ImageMetadata(exif: MetadataFixtures.exif(orientation: 1, fields: fields), xmp: full.xmp, iptc: full.iptc)
+        var withProfile = upright
+        withProfile.iccProfile = full.iccProfile
+        var turnedByViewer = upright
+        turnedByViewer.exif = full.exif
+        var inWebP = withProfile
+        inWebP.iptc = nil
+        for (options, expected) in [
+            ("w:50/f:jpg", full.keepingCopyrightOnly().removingProfile), ("w:50/f:jpg/kcr:0", ImageMetadata()),
+            ("w:50/f:jpg/sm:0", upright), ("w:50/f:jpg/sm:0/scp:0", withProfile), ("w:50/f:jpg/sm:0/ar:0", turnedByViewer),
+            ("w:50/f:jpg/kcr:0/scp:0", ImageMetadata(iccProfile: full.iccProfile)), ("w:50/f:webp/sm:0/scp:0", inWebP),
+        ] {
+            let response = await service.respond(to: ServiceRequest(path: Self.plain(options, source)))
+            #expect(response.status == 200, "\(options): \(Self.body(response))")
+            #expect(ImageMetadata(reading: response.body) == expected, "\(options)")
+        }
+        try await server.shutdown()
+    }
+
+    @Test("eth: a HEIC's embedded thumbnail is the source when asked; the image otherwise")
+    func embeddedThumbnail() async throws {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        let folder = TemporaryDirectory()
+        let heic = try FormatFixtures.heic(
+            FormatFixtures.quadrants(width: 256, height: 192), directory: URL(fileURLWithPath: folder.path), thumbnailBox: 64)
+        server.setRoute("/camera.heic", .init(body: heic))
+        let service = try Self.service(in: TemporaryDirectory())
+        for (options, size) in [
+            ("f:png", ImageSize(width: 256, height: 192)), ("f:png/eth:1", ImageSize(width: 64, height: 48)),
+            ("w:32/f:png/eth:1", ImageSize(width: 32, height: 24)),
+        ] {
+            let response = await service.respond(to: ServiceRequest(path: Self.plain(options, server.url("/camera.heic"))))
+            #expect(try ImageServiceTests.decoded(response).size == size, "\(options): \(Self.body(response))")
+        }
+        try await server.shutdown()
+    }
+
     @Test("/info: size, format, bytes, alpha, frames, orientation and a ThumbHash, signed like images, cached")
     func info() async throws {
         let (server, jpeg) = try await Self.photoServer()
@@ -238,5 +288,14 @@ struct ImageServiceOptionsTests {
             await service.respond(to: ServiceRequest(path: "/info" + Self.plain("bogus:1", server.url("/photo.jpg"), signature: "sign"))).status
                 == 400)
         try await server.shutdown()
+    }
+}
+
+extension ImageMetadata {
+    /// The same without the ICC profile.
+    fileprivate var removingProfile: ImageMetadata {
+        var copy = self
+        copy.iccProfile = nil
+        return copy
     }
 }

@@ -20,6 +20,9 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
     public let contentMode: ContentMode
     /// The identifiers of the processors applied, in order.
     public let processorIdentifiers: [String]
+    /// Whether the image is decoded from a thumbnail the file embeds
+    /// (``ImageRequest/prefersEmbeddedThumbnail``).
+    public let isEmbeddedThumbnail: Bool
     /// Hashed once: the key is hashed on every memory-cache lookup.
     private let hash: Int
 
@@ -29,30 +32,38 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The key of the image decoded from `dataKey` with these options.
-    public init(dataKey: String, targetSize: ImageSize?, contentMode: ContentMode, processorIdentifiers: [String]) {
+    public init(
+        dataKey: String, targetSize: ImageSize?, contentMode: ContentMode, processorIdentifiers: [String], isEmbeddedThumbnail: Bool = false
+    ) {
         self.dataKey = dataKey
         self.targetSize = targetSize
         self.contentMode = targetSize == nil ? .fill : contentMode
         self.processorIdentifiers = processorIdentifiers
+        self.isEmbeddedThumbnail = isEmbeddedThumbnail
         var hasher = Hasher()
         hasher.combine(dataKey)
         hasher.combine(targetSize)
         hasher.combine(self.contentMode)
         hasher.combine(processorIdentifiers)
+        hasher.combine(isEmbeddedThumbnail)
         hash = hasher.finalize()
     }
 
     /// The key of a request's image.
-    init(request dataKey: String, _ targetSize: ImageSize?, _ contentMode: ContentMode, _ processors: [any ImageProcessing]) {
-        self.init(dataKey: dataKey, targetSize: targetSize, contentMode: contentMode, processorIdentifiers: processors.map(\.identifier))
+    init(request: ImageRequest) {
+        self.init(
+            dataKey: request.cacheKey, targetSize: request.targetSize, contentMode: request.contentMode,
+            processorIdentifiers: request.processors.map(\.identifier), isEmbeddedThumbnail: request.prefersEmbeddedThumbnail
+        )
     }
 
     /// Whether the image is the data decoded as it is (no scaling, no processors).
-    var isOriginal: Bool { targetSize == nil && processorIdentifiers.isEmpty }
+    var isOriginal: Bool { targetSize == nil && processorIdentifiers.isEmpty && !isEmbeddedThumbnail }
 
     public static func == (lhs: ImageCacheKey, rhs: ImageCacheKey) -> Bool {
         lhs.hash == rhs.hash && lhs.dataKey == rhs.dataKey && lhs.targetSize == rhs.targetSize
             && lhs.contentMode == rhs.contentMode && lhs.processorIdentifiers == rhs.processorIdentifiers
+            && lhs.isEmbeddedThumbnail == rhs.isEmbeddedThumbnail
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
@@ -62,6 +73,7 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
         var parts = [dataKey]
         if let targetSize { parts.append("\(contentMode.rawValue) \(targetSize)") }
         parts += processorIdentifiers
+        if isEmbeddedThumbnail { parts.append("embedded thumbnail") }
         return parts.joined(separator: " + ")
     }
 }
@@ -119,6 +131,8 @@ enum DiskKey {
         field(key.contentMode.rawValue, to: &encoded)
         encoded += "\(key.processorIdentifiers.count);"
         for identifier in key.processorIdentifiers { field(identifier, to: &encoded) }
+        // Last and only when set, so that the keys stored before it existed stay valid.
+        if key.isEmbeddedThumbnail { encoded += "t;" }
         return encoded
     }
 

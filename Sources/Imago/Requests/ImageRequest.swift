@@ -39,6 +39,9 @@ public struct ImageRequest: Sendable {
     /// What is done to the decoded image, in order (resize, crop, round,
     /// blur, ...). Their identifiers are part of the image's cache key.
     public var processors: [any ImageProcessing] { didSet { updateImageKey() } }
+    /// Whether a thumbnail the file embeds (HEIC, AVIF) is decoded instead
+    /// of the main image, when there is one. Default: `false`.
+    public var prefersEmbeddedThumbnail = false { didSet { updateImageKey() } }
     /// The key of the decoded image: made when the request is made and when
     /// one of its fields changes, not on each lookup.
     private(set) var imageKey: ImageCacheKey
@@ -96,7 +99,8 @@ public struct ImageRequest: Sendable {
         self.targetSize = targetSize
         self.contentMode = contentMode
         self.processors = processors
-        imageKey = ImageCacheKey(request: cacheKey, targetSize, contentMode, processors)
+        imageKey = ImageCacheKey("")
+        updateImageKey()
     }
 
     /// The URL, for a URL request.
@@ -106,7 +110,7 @@ public struct ImageRequest: Sendable {
     }
 
     private mutating func updateImageKey() {
-        imageKey = ImageCacheKey(request: cacheKey, targetSize, contentMode, processors)
+        imageKey = ImageCacheKey(request: self)
     }
 
     /// The key its image fetch is shared under.

@@ -1,4 +1,5 @@
 import CAvif
+import CHeif
 import Foundation
 
 /// Decodes AVIF with libavif (its AV1 decoder is dav1d or libaom, whichever
@@ -10,6 +11,8 @@ import Foundation
 /// images are decoded whole and resampled. The crop (clap, when it is a
 /// whole-pixel rectangle), rotation and mirroring boxes (irot, imir) are
 /// applied in that order, so the image comes out as a browser shows it.
+/// With ``ImageDecodingOptions/prefersEmbeddedThumbnail`` an embedded
+/// thumbnail is decoded instead, if libheif finds one and can decode AV1.
 public struct AVIFDecoder: ImageDecoding {
     /// Creates an AVIF decoder.
     public init() {}
@@ -17,6 +20,12 @@ public struct AVIFDecoder: ImageDecoding {
     public func canDecode(_ format: ImageFormat) -> Bool { format == .avif }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        // libavif reads no thumbnails; libheif does, when it has an AV1 decoder.
+        if options.prefersEmbeddedThumbnail, heif_have_decoder_for_format(heif_compression_AV1) != 0,
+            let thumbnail = try? HEIFDecoder.decodeThumbnail(of: data, options: options)
+        {
+            return thumbnail
+        }
         let source = try AVIFFrameSource(data, options: options)
         let image = source.decoder.pointee.image.pointee
         let cropped = AVIFFrameSource.crop(of: image).map { ImageSize(width: $0.width, height: $0.height) }

@@ -7,7 +7,8 @@ import Foundation
 /// Output: ``Image/PixelFormat/rgba8`` when the image has alpha,
 /// ``Image/PixelFormat/rgb8`` otherwise. HEIF has no scaled decoding, so
 /// images are decoded whole and resampled. Image sequences decode as their
-/// primary (still) image.
+/// primary (still) image. With ``ImageDecodingOptions/prefersEmbeddedThumbnail``
+/// the primary image's first thumbnail is decoded instead, if it has one.
 public struct HEIFDecoder: ImageDecoding {
     /// Creates a HEIF decoder.
     public init() {}
@@ -15,6 +16,29 @@ public struct HEIFDecoder: ImageDecoding {
     public func canDecode(_ format: ImageFormat) -> Bool { format == .heic }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        // A thumbnail that does not decode is passed over for the primary image.
+        if options.prefersEmbeddedThumbnail, let thumbnail = try? Self.decodeThumbnail(of: data, options: options) { return thumbnail }
+        return try Self.withPrimaryImage(of: data) { _, handle throws(ImageDecodingError) in try Self.decode(handle, options: options) }
+    }
+
+    /// The first thumbnail embedded for the primary image, decoded; nil if
+    /// there is none. AVIF files are read too, when libheif has an AV1 decoder.
+    static func decodeThumbnail(of data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image? {
+        try withPrimaryImage(of: data) { _, handle throws(ImageDecodingError) -> Image? in
+            var id: heif_item_id = 0
+            guard heif_image_handle_get_list_of_thumbnail_IDs(handle, &id, 1) == 1 else { return nil }
+            var thumbnail: OpaquePointer?
+            try check(heif_image_handle_get_thumbnail(handle, id, &thumbnail))
+            guard let thumbnail else { return nil }
+            defer { heif_image_handle_release(thumbnail) }
+            return try decode(thumbnail, options: options)
+        }
+    }
+
+    /// Runs `body` with the handle of `data`'s primary image, read by libheif.
+    static func withPrimaryImage<Output>(
+        of data: Data, _ body: (_ context: OpaquePointer, _ handle: OpaquePointer) throws(ImageDecodingError) -> Output
+    ) throws(ImageDecodingError) -> Output {
         // libheif follows item references by recursion: a loop would overflow the stack.
         if let problem = HEIFItemReferences.problem(in: data) { throw ImageDecodingError(code: .corrupt, format: .heic, detail: problem) }
         guard let context = heif_context_alloc() else {
@@ -23,20 +47,20 @@ public struct HEIFDecoder: ImageDecoding {
         defer { heif_context_free(context) }
         // Tiles are decoded on the calling thread, which is already a decode thread.
         heif_context_set_max_decoding_threads(context, 0)
-        let result = data.withUnsafeBytes { bytes -> Result<Image, ImageDecodingError> in
+        let result = data.withUnsafeBytes { bytes -> Result<Output, ImageDecodingError> in
             Result { () throws(ImageDecodingError) in
-                try Self.check(heif_context_read_from_memory_without_copy(context, bytes.baseAddress, bytes.count, nil))
-                return try Self.decodePrimaryImage(context, options: options)
+                try check(heif_context_read_from_memory_without_copy(context, bytes.baseAddress, bytes.count, nil))
+                var handle: OpaquePointer?
+                try check(heif_context_get_primary_image_handle(context, &handle))
+                guard let handle else { throw ImageDecodingError(code: .corrupt, format: .heic, detail: "no primary image") }
+                defer { heif_image_handle_release(handle) }
+                return try body(context, handle)
             }
         }
         return try result.get()
     }
 
-    private static func decodePrimaryImage(_ context: OpaquePointer, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
-        var handle: OpaquePointer?
-        try check(heif_context_get_primary_image_handle(context, &handle))
-        guard let handle else { throw ImageDecodingError(code: .corrupt, format: .heic, detail: "no primary image") }
-        defer { heif_image_handle_release(handle) }
+    private static func decode(_ handle: OpaquePointer, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
         try options.checkPixelCount(
             width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)), format: .heic
         )

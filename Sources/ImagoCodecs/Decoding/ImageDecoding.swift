@@ -32,17 +32,24 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// decode is refused.
     public var maximumFrameCount: Int
 
+    /// Whether a thumbnail the file embeds (HEIC, AVIF) is decoded instead
+    /// of the main image, when there is one: far cheaper, and as large as
+    /// the camera that wrote it chose. Default: `false`.
+    public var prefersEmbeddedThumbnail: Bool
+
     /// Creates decoding options.
     public init(
         targetSize: ImageSize? = nil,
         contentMode: ContentMode = .fill,
         maximumPixelCount: Int = 100_000_000,
-        maximumFrameCount: Int = 1_000
+        maximumFrameCount: Int = 1_000,
+        prefersEmbeddedThumbnail: Bool = false
     ) {
         self.targetSize = targetSize
         self.contentMode = contentMode
         self.maximumPixelCount = maximumPixelCount
         self.maximumFrameCount = maximumFrameCount
+        self.prefersEmbeddedThumbnail = prefersEmbeddedThumbnail
     }
 
     /// The size an image of `size` is shown at: scaled down, keeping its

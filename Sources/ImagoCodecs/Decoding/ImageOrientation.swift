@@ -90,20 +90,13 @@ public enum ImageOrientation: Int, Sendable, Hashable {
     }
 
     private static func readJPEG(_ bytes: UnsafeRawBufferPointer) -> ImageOrientation? {
-        var offset = 2  // after SOI
-        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
-            let marker = bytes[offset + 1]
-            // Start of scan or end of image: no metadata after this point.
-            if marker == 0xDA || marker == 0xD9 { return nil }
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
-            let segment = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 2 + length)])
-            if marker == 0xE1, segment.starts(with: Array("Exif\0\0".utf8)) {
-                return readTIFF(UnsafeRawBufferPointer(rebasing: segment[6...]))
-            }
-            offset += 2 + length
+        var orientation: ImageOrientation?
+        JPEGSegments.forEach(in: bytes) { marker, payload in
+            guard marker == 0xE1, let tiff = payload.dropping(prefix: "Exif\0\0") else { return true }
+            orientation = EXIF(tiff)?.orientation.flatMap(ImageOrientation.init(rawValue:))
+            return false
         }
-        return nil
+        return orientation
     }
 
     /// The orientation a WebP's EXIF chunk declares, `.up` if it has none
@@ -113,47 +106,13 @@ public enum ImageOrientation: Int, Sendable, Hashable {
     }
 
     private static func readWebP(_ bytes: UnsafeRawBufferPointer) -> ImageOrientation? {
-        // RIFF header (12 bytes), then chunks: a four-character code, a
-        // little-endian size, the payload padded to an even length.
-        var offset = 12
-        while offset + 8 <= bytes.count {
-            let size = (0..<4).reduce(0) { $0 | Int(bytes[offset + 4 + $1]) << (8 * $1) }
-            guard size <= bytes.count - offset - 8 else { return nil }
-            let payload = UnsafeRawBufferPointer(rebasing: bytes[(offset + 8)..<(offset + 8 + size)])
-            if bytes[offset..<(offset + 4)].elementsEqual("EXIF".utf8) {
-                // Some writers keep the JPEG segment's "Exif\0\0" prefix.
-                let prefix = Array("Exif\0\0".utf8)
-                return readTIFF(payload.starts(with: prefix) ? UnsafeRawBufferPointer(rebasing: payload[prefix.count...]) : payload)
-            }
-            offset += 8 + size + (size & 1)
+        var orientation: ImageOrientation?
+        RIFFChunks.forEach(in: bytes) { code, payload in
+            guard code.isText("EXIF") else { return true }
+            // Some writers keep the JPEG segment's "Exif\0\0" prefix.
+            orientation = EXIF(payload.dropping(prefix: "Exif\0\0") ?? payload)?.orientation.flatMap(ImageOrientation.init(rawValue:))
+            return false
         }
-        return nil
-    }
-
-    /// Finds tag 0x0112 in the first IFD of a TIFF structure.
-    private static func readTIFF(_ tiff: UnsafeRawBufferPointer) -> ImageOrientation? {
-        guard tiff.count >= 8 else { return nil }
-        let bigEndian: Bool
-        switch (tiff[0], tiff[1]) {
-        case (0x4D, 0x4D): bigEndian = true
-        case (0x49, 0x49): bigEndian = false
-        default: return nil
-        }
-        func read(_ offset: Int, _ size: Int) -> Int? {
-            guard offset >= 0, offset + size <= tiff.count else { return nil }
-            return (0..<size).reduce(0) { value, index in
-                value | Int(tiff[offset + index]) << (8 * (bigEndian ? size - 1 - index : index))
-            }
-        }
-        guard read(2, 2) == 42, let directory = read(4, 4), let count = read(directory, 2) else { return nil }
-        for entry in 0..<count {
-            let base = directory + 2 + entry * 12
-            guard let tag = read(base, 2) else { return nil }
-            // Type 3 is SHORT: the value sits in the first two bytes of the value field.
-            if tag == 0x0112, read(base + 2, 2) == 3, let value = read(base + 8, 2) {
-                return ImageOrientation(rawValue: value)
-            }
-        }
-        return nil
+        return orientation
     }
 }

@@ -9,11 +9,15 @@ public struct AVIFEncoder: ImageEncoding {
     public var quality: Int
     /// libavif's speed, 0 (slowest, smallest) to 10 (fastest). Default: 8.
     public var speed: Int
+    /// What is written besides the pixels (EXIF, XMP, ICC; AVIF has no
+    /// place for IPTC). Default: nothing.
+    public var metadata: ImageMetadata
 
     /// Creates an encoder; `quality` is clamped to 1...100, `speed` to 0...10.
-    public init(quality: Int = 60, speed: Int = 8) {
+    public init(quality: Int = 60, speed: Int = 8, metadata: ImageMetadata = ImageMetadata()) {
         self.quality = min(100, max(1, quality))
         self.speed = min(10, max(0, speed))
+        self.metadata = metadata
     }
 
     public var format: ImageFormat { .avif }
@@ -33,6 +37,7 @@ public struct AVIFEncoder: ImageEncoding {
             throw ImageEncodingError(format: .avif, detail: "libavif refused \(image.width)x\(image.height)")
         }
         defer { avifImageDestroy(avifImage) }
+        setMetadata(of: avifImage)
         var color = image.colorPixels()
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, avifImage)
@@ -50,6 +55,13 @@ public struct AVIFEncoder: ImageEncoding {
         try check(avifEncoderFinish(encoder, &output))
         guard let bytes = output.data else { throw ImageEncodingError(format: .avif, detail: "no output") }
         return Data(bytes: bytes, count: output.size)
+    }
+
+    private func setMetadata(of image: UnsafeMutablePointer<avifImage>) {
+        metadata.iccProfile?.withUnsafeBytes { avifImageSetProfileICC(image, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count) }
+        // libavif turns the EXIF orientation into irot and imir boxes, which viewers apply.
+        metadata.exif?.withUnsafeBytes { avifImageSetMetadataExif(image, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count) }
+        metadata.xmp?.withUnsafeBytes { avifImageSetMetadataXMP(image, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count) }
     }
 
     private func check(_ result: avifResult) throws(ImageEncodingError) {

@@ -8,10 +8,13 @@ import Foundation
 public struct JPEGEncoder: ImageEncoding {
     /// Quality from 1 to 100.
     public var quality: Int
+    /// What is written besides the pixels (EXIF, XMP, ICC, IPTC). Default: nothing.
+    public var metadata: ImageMetadata
 
     /// Creates an encoder; `quality` is clamped to 1...100.
-    public init(quality: Int = 80) {
+    public init(quality: Int = 80, metadata: ImageMetadata = ImageMetadata()) {
         self.quality = min(100, max(1, quality))
+        self.metadata = metadata
     }
 
     public var format: ImageFormat { .jpeg }
@@ -35,7 +38,7 @@ public struct JPEGEncoder: ImageEncoding {
             let message = tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
             throw ImageEncodingError(format: .jpeg, detail: message)
         }
-        return Data(bytes: output, count: Int(size))
+        return metadata.inserted(intoJPEG: Data(bytes: output, count: Int(size)))
     }
 
     /// The pixels in a layout TurboJPEG takes, alpha composited over white.

@@ -9,11 +9,15 @@ public struct WebPEncoder: ImageEncoding {
     public var quality: Float
     /// Whether every pixel is kept exactly.
     public var isLossless: Bool
+    /// What is written besides the pixels (EXIF, XMP, ICC; WebP has no
+    /// place for IPTC). Default: nothing.
+    public var metadata: ImageMetadata
 
     /// Creates an encoder; `quality` is clamped to 0...100.
-    public init(quality: Float = 80, lossless: Bool = false) {
+    public init(quality: Float = 80, lossless: Bool = false, metadata: ImageMetadata = ImageMetadata()) {
         self.quality = min(100, max(0, quality))
         self.isLossless = lossless
+        self.metadata = metadata
     }
 
     public var format: ImageFormat { .webp }
@@ -36,6 +40,6 @@ public struct WebPEncoder: ImageEncoding {
         }
         defer { WebPFree(output) }
         guard size > 0, let output else { throw ImageEncodingError(format: .webp, detail: "libwebp could not encode the image") }
-        return Data(bytes: output, count: size)
+        return try metadata.inserted(intoWebP: Data(bytes: output, count: size))
     }
 }

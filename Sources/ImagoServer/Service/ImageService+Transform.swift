@@ -69,16 +69,21 @@ extension ImageService {
             maximumResultDimension: min(configuration.maximumResultDimension, options.sourceLimits.maximumResultDimension ?? .max),
             watermark: watermarkImage
         )
-        let request = ImageRequest(url: url, targetSize: layout.decodeSize, contentMode: .fill, processors: [layout])
+        var request = ImageRequest(url: url, targetSize: layout.decodeSize, contentMode: .fill, processors: [layout])
+        request.prefersEmbeddedThumbnail = options.enforceThumbnail
         // The pixels the decode will hold, from the header; the pixel limit's worth when the header is not read here.
-        let decoding = ImageDecodingOptions(targetSize: request.targetSize, contentMode: request.contentMode)
+        let decoding = ImageDecodingOptions(
+            targetSize: request.targetSize, contentMode: request.contentMode, prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail
+        )
         let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
         guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: url.absoluteString) }
         defer { decodeMemory.release(reservation) }
         let quality = format.quality(options, serviceQuality: configuration.quality, serviceFormatQuality: configuration.formatQuality)
+        let metadata = options.keptMetadata(of: data, header: header)
         let encoder: any ImageEncoding =
             options.maxBytes > 0
-            ? FittingEncoder(quality: quality, maximumBytes: options.maxBytes) { format.encoder(quality: $0) } : format.encoder(quality: quality)
+            ? FittingEncoder(quality: quality, maximumBytes: options.maxBytes) { format.encoder(quality: $0, metadata: metadata) }
+            : format.encoder(quality: quality, metadata: metadata)
         let bytes: Data
         do { bytes = try await pipeline.render(data, as: request, encodedWith: encoder) } catch { throw ServiceError(error) }
         return (bytes, ImageFormat(sniffing: bytes).mediaType)

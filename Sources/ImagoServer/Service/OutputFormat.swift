@@ -52,14 +52,15 @@ enum OutputFormat: String, Sendable, Equatable {
         return serviceQuality
     }
 
-    /// The encoder that writes this format at `quality` (1-100, where the format has one).
-    func encoder(quality: Int) -> any ImageEncoding {
+    /// The encoder that writes this format at `quality` (1-100, where the
+    /// format has one), with `metadata`.
+    func encoder(quality: Int, metadata: ImageMetadata = ImageMetadata()) -> any ImageEncoding {
         switch self {
-        case .jpeg: JPEGEncoder(quality: quality)
-        case .png: PNGEncoder()
-        case .webp: WebPEncoder(quality: Float(quality))
-        case .avif: AVIFEncoder(quality: quality)
-        case .jpegOrPNG: AlphaAwareEncoder(opaque: JPEGEncoder(quality: quality), alpha: PNGEncoder())
+        case .jpeg: JPEGEncoder(quality: quality, metadata: metadata)
+        case .png: PNGEncoder(metadata: metadata)
+        case .webp: WebPEncoder(quality: Float(quality), metadata: metadata)
+        case .avif: AVIFEncoder(quality: quality, metadata: metadata)
+        case .jpegOrPNG: AlphaAwareEncoder(opaque: JPEGEncoder(quality: quality, metadata: metadata), alpha: PNGEncoder(metadata: metadata))
         }
     }
 }

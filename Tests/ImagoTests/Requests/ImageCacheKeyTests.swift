@@ -81,6 +81,10 @@ struct ImageCacheKeyTests {
         #expect(request.imageKey == original, "the content mode changes nothing without a target size")
         request.processors = [.grayscale]
         #expect(request.imageKey.processorIdentifiers == ["grayscale"])
+        let processed = request.imageKey
+        request.prefersEmbeddedThumbnail = true
+        #expect(request.imageKey != processed && request.imageKey.isEmbeddedThumbnail)
+        #expect(DiskKey.processedImage(request.imageKey) != DiskKey.processedImage(processed))
     }
 
     /// The fields that change the bytes of each kind of key.
@@ -89,9 +93,10 @@ struct ImageCacheKeyTests {
         var targetSize: ImageSize?
         var contentMode: ContentMode
         var identifiers: [String]
+        var embeddedThumbnail: Bool
         var networkPolicy: ImageRequest.NetworkPolicy
 
-        var image: [AnyHashable] { [dataKey, targetSize, targetSize == nil ? nil : contentMode, identifiers] }
+        var image: [AnyHashable] { [dataKey, targetSize, targetSize == nil ? nil : contentMode, identifiers, embeddedThumbnail] }
         var fetch: [AnyHashable] { image + [networkPolicy] }
         var data: [AnyHashable] { [dataKey, networkPolicy == .reload] }
     }
@@ -114,12 +119,14 @@ struct ImageCacheKeyTests {
                 targetSize: sizes.randomElement(using: &generator)!,
                 contentMode: Bool.random(using: &generator) ? .fill : .fit,
                 identifiers: (0..<Int.random(in: 0...2, using: &generator)).map { _ in text(3) },
+                embeddedThumbnail: Int.random(in: 0..<4, using: &generator) == 0,
                 networkPolicy: policies.randomElement(using: &generator)!
             )
-            let request = ImageRequest(
+            var request = ImageRequest(
                 key: fields.dataKey, networkPolicy: fields.networkPolicy, targetSize: fields.targetSize,
                 contentMode: fields.contentMode, processors: fields.identifiers.map(NamedProcessor.init)
             ) { Data() }
+            request.prefersEmbeddedThumbnail = fields.embeddedThumbnail
             samples.append((fields, request))
         }
 

@@ -16,7 +16,8 @@ struct DecodeStage {
             targetSize: scaled ? request.targetSize : nil,
             contentMode: request.contentMode,
             maximumPixelCount: configuration.maximumPixelCount,
-            maximumFrameCount: configuration.maximumFrameCount
+            maximumFrameCount: configuration.maximumFrameCount,
+            prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail
         )
         decoders = configuration.decoders
     }
