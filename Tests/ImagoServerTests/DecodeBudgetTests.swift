@@ -33,7 +33,7 @@ struct DecodeBudgetTests {
         let service = try ImageService(
             configuration: .init(
                 allowsUnsigned: true, sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]), cacheFolder: folder.path,
-                decodeMemoryBudget: 1 << 20
+                queueTimeout: .seconds(600), decodeMemoryBudget: 1 << 20
             ))
         let statuses = await withTaskGroup(of: Int.self) { group in
             for width in [40, 41, 42, 43] {
