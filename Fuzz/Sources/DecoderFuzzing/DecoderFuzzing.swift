@@ -2,9 +2,10 @@ import CLibFuzzer
 import Foundation
 import ImagoCodecs
 
-/// What a fuzz target does with one input: sniff it, decode it at full size
-/// and at a small target size, and decode every frame of an animation, as
-/// the pipeline and a player would. A thrown ``ImageDecodingError`` is the
+/// What a fuzz target does with one input: sniff it, read its metadata,
+/// decode it at full size and at a small target size (preferring an
+/// embedded thumbnail), and decode every frame of an animation, as the
+/// pipeline, the service and a player would. A thrown ``ImageDecodingError`` is the
 /// expected answer to bad input; a crash, a sanitizer report, a timeout or a
 /// broken invariant below is a bug.
 ///
@@ -36,11 +37,14 @@ public enum DecoderFuzzing {
         let data = bytes.map { Data(bytes: $0, count: count) } ?? Data()
         _ = ImageFormat(sniffing: data)
         _ = ImageFormat.describeUnrecognised(data)
+        let metadata = ImageMetadata(reading: data)
+        _ = (metadata.keepingCopyrightOnly(), metadata.upright())
         guard let image = decode(decoder, data, options: options) else { return 0 }
         // Scaled decoding takes other paths (DCT scaling, libwebp's scaler, the resizer).
         var small = options
         small.targetSize = ImageSize(width: max(1, image.width / 3), height: max(1, image.height / 5))
         small.contentMode = image.width % 2 == 0 ? .fill : .fit
+        small.prefersEmbeddedThumbnail = true
         _ = decode(decoder, data, options: small)
         return 0
     }

@@ -53,6 +53,13 @@ struct FuzzSeeds {
         restored.transparentIndex = 0
         var interlaced = FormatFixtures.GIFFrame(width: 8, height: 10, indices: (0..<80).map { UInt8($0 % 4) })
         interlaced.interlaced = true
+        // Every metadata block, for the metadata reader.
+        let metadata = ImageMetadata(
+            exif: MetadataFixtures.exif(orientation: 6, fields: [0x013B: "Ann", 0x8298: "(c) Ann"], bigEndian: false),
+            xmp: MetadataFixtures.xmp(creator: "Ann"),
+            iptc: MetadataFixtures.photoshopResources(iptc: [(1, 90, "\u{1B}%G"), (2, 116, "(c) Ann")]),
+            iccProfile: MetadataFixtures.iccProfile(size: 300)
+        )
 
         return [
             (
@@ -61,6 +68,7 @@ struct FuzzSeeds {
                     ("rgb.jpg", try JPEGEncoder(quality: 90).encode(rgb)),
                     ("alpha-over-white.jpg", try JPEGEncoder(quality: 30).encode(rgba)),
                     ("gray.jpg", try JPEGEncoder().encode(gray)),
+                    ("metadata.jpg", try JPEGEncoder(metadata: metadata).encode(rgb)),
                 ]
             ),
             (
@@ -70,6 +78,7 @@ struct FuzzSeeds {
                     ("rgba.png", try PNGEncoder().encode(rgba)),
                     ("gray.png", try PNGEncoder().encode(gray)),
                     ("gray-alpha.png", try PNGEncoder().encode(grayAlpha)),
+                    ("metadata.png", try PNGEncoder(metadata: metadata).encode(rgb)),
                 ]
             ),
             (
@@ -79,6 +88,7 @@ struct FuzzSeeds {
                     ("lossy-alpha.webp", try WebPEncoder(quality: 50).encode(rgba)),
                     ("lossless-alpha.webp", try WebPEncoder(lossless: true).encode(rgba)),
                     ("animated.webp", try FormatFixtures.animatedWebP(frames, durationMS: 50, loopCount: 2)),
+                    ("metadata.webp", try WebPEncoder(quality: 50, metadata: metadata).encode(rgb)),
                 ]
             ),
             (
@@ -101,6 +111,7 @@ struct FuzzSeeds {
                     ("rgb.avif", try FormatFixtures.avif([rgb])),
                     ("alpha.avif", try FormatFixtures.avif([rgba])),
                     ("sequence.avif", try FormatFixtures.avif(frames, durationSeconds: 0.05)),
+                    ("metadata.avif", try AVIFEncoder(speed: 10, metadata: metadata).encode(rgb)),
                 ]
             ),
             (
@@ -108,6 +119,13 @@ struct FuzzSeeds {
                 [
                     ("rgb.heic", try FormatFixtures.heic(rgb, directory: scratch)),
                     ("larger.heic", try FormatFixtures.heic(FormatFixtures.quadrants(width: 40, height: 24), directory: scratch)),
+                    (
+                        "thumbnail-metadata.heic",
+                        try FormatFixtures.heic(
+                            FormatFixtures.quadrants(width: 40, height: 24), directory: scratch, thumbnailBox: 10, exif: metadata.exif,
+                            xmp: metadata.xmp, iccProfile: metadata.iccProfile
+                        )
+                    ),
                 ]
             ),
             (
