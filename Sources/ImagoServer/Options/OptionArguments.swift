@@ -179,11 +179,8 @@ struct OptionArguments {
 
     /// A colour as `rgb` or `rrggbb` hex digits.
     func hexColor(_ index: Int) throws(OptionError) -> Color {
-        let digits = Array(values[index].utf8).map(URLSigning.hexValue)
-        guard digits.count == 3 || digits.count == 6, !digits.contains(nil) else { throw error("expected a colour as 3 or 6 hex digits") }
-        let nibbles = digits.compactMap { $0 }
-        let channels = nibbles.count == 3 ? nibbles.map { $0 * 17 } : (0..<3).map { nibbles[2 * $0] << 4 | nibbles[2 * $0 + 1] }
-        return Color(red: channels[0], green: channels[1], blue: channels[2])
+        guard let color = Color(hexDigits: values[index], allowingAlpha: false) else { throw error("expected a colour as 3 or 6 hex digits") }
+        return color
     }
 
     /// `wm`: opacity, position, x and y offsets, scale (each kept from

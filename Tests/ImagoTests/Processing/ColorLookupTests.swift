@@ -50,4 +50,21 @@ struct ColorLookupTests {
         #expect(offsets.min()! >= -20 && offsets.max()! < 20 && offsets.count > 30)
         #expect(ImageProcessors.Noise(amount: 0, seed: 1).process(image) == image)
     }
+
+    @Test("colours by CSS name or hex digits, as Pillow reads them for thumbor's fill and background_color")
+    func cssColors() {
+        #expect(Color(cssName: "red") == Color(red: 255, green: 0, blue: 0))
+        #expect(Color(cssName: "RebeccaPurple") == Color(red: 0x66, green: 0x33, blue: 0x99))
+        #expect(Color(cssName: "00ff00") == Color(red: 0, green: 255, blue: 0))
+        #expect(Color(cssName: "#F80") == Color(red: 255, green: 136, blue: 0))
+        #expect(Color(cssName: "ff000080") == Color(red: 255, green: 0, blue: 0, alpha: 128))
+        #expect(Color(cssName: "f008") == Color(red: 255, green: 0, blue: 0, alpha: 136))
+        #expect(Color.cssNames.count == 148)
+        for bad in ["zzzz", "", "#", "12345", "gg0000", "red "] {
+            #expect(Color(cssName: bad) == nil, "\(bad)")
+        }
+        #expect(
+            Color(hexDigits: "ff00", allowingAlpha: false) == nil
+                && Color(hexDigits: "FF0000", allowingAlpha: false) == .init(red: 255, green: 0, blue: 0))
+    }
 }

@@ -1,0 +1,210 @@
+import Foundation
+import ImagoCodecs
+
+/// A thumbor URL's transformation of a decoded image, in thumbor 7.8's
+/// order: the trim, the ``ThumborPlan``'s crops and resize, the flips, then
+/// the pixel filters in the order the URL gives them. The filters that
+/// set how the answer is written (quality, format, max_bytes, max_age,
+/// strip_icc, strip_exif, autojpg) are the service's; `focal` and
+/// `no_upscale` go into the plan.
+struct ThumborProcessor: ImageProcessing {
+    let path: ThumborPath
+    let filters: [ThumborFilter]
+    /// The images of the URL's `watermark()` filters, by their URL as written.
+    let watermarks: [String: Image]
+    /// The canonical text of the URL's options: the cache key's part.
+    let identifier: String
+
+    init(path: ThumborPath, filters: [ThumborFilter], watermarks: [String: Image] = [:]) {
+        self.path = path
+        self.filters = filters
+        self.watermarks = watermarks
+        identifier = "thumbor(\(path.signedText.dropLast(path.image.count)))"
+    }
+
+    func process(_ image: Image) -> Image? {
+        let loadedSize = image.size
+        var image = image
+        var trimOffset = (x: 0, y: 0)
+        if let trim = path.trim, let box = Self.trimmedBounds(of: image, fromBottomRight: trim.fromBottomRight, tolerance: trim.tolerance) {
+            guard let trimmed = ImageProcessors.Crop(x: box.x, y: box.y, width: box.width, height: box.height).process(image) else { return nil }
+            image = trimmed
+            trimOffset = (box.x, box.y)
+        }
+        let regions = filters.compactMap { filter -> ThumborPath.Crop? in
+            if case .focal(let region) = filter { return region }
+            return nil
+        }
+        let plan = ThumborPlan(
+            size: image.size, trimOffset: trimOffset, loadedSize: loadedSize, path: path, focalRegions: regions,
+            noUpscale: filters.contains(.noUpscale))
+        for operation in plan.operations {
+            switch operation {
+            case .crop(let left, let top, let right, let bottom):
+                guard let cropped = ImageProcessors.Crop(x: left, y: top, width: right - left, height: bottom - top).process(image) else {
+                    return nil
+                }
+                image = cropped
+            case .resize(let width, let height):
+                guard let resized = Self.resized(image, to: ImageSize(width: width, height: height)) else { return nil }
+                image = resized
+            }
+        }
+        if path.flipsHorizontally || path.flipsVertically {
+            guard let flipped = ImageProcessors.Flip(horizontal: path.flipsHorizontally, vertical: path.flipsVertically).process(image) else {
+                return nil
+            }
+            image = flipped
+        }
+        for filter in filters {
+            guard let filtered = apply(filter, to: image, plan: plan) else { return nil }
+            image = filtered
+        }
+        return image
+    }
+
+    /// `image` after one post-transform filter; the image itself for the
+    /// filters that are not about pixels.
+    private func apply(_ filter: ThumborFilter, to image: Image, plan: ThumborPlan) -> Image? {
+        switch filter {
+        case .blur(_, let sigma): return ImageProcessors.GaussianBlur(radius: 2 * sigma).process(image)
+        case .sharpen(let amount, let radius, _): return amount > 0 ? ImageProcessors.Sharpen(sigma: max(0.5, radius)).process(image) : image
+        case .grayscale: return ImageProcessors.Grayscale().process(image)
+        case .brightness(let percent): return ImageProcessors.ColorLookup.brightness(percent).process(image)
+        case .contrast(let percent): return ImageProcessors.ColorLookup.contrast(percent).process(image)
+        case .rgb(let red, let green, let blue): return ImageProcessors.ColorLookup.offsets(red: red, green: green, blue: blue).process(image)
+        case .noise(let amount, let seed): return ImageProcessors.Noise(amount: amount, seed: UInt64(seed)).process(image)
+        case .rotate(let degrees):
+            // thumbor turns counter-clockwise, and only by whole quarter turns.
+            guard degrees % 90 == 0 else { return image }
+            return ImageProcessors.Rotate(quarterTurns: -degrees / 90).process(image)
+        case .proportion(let ratio):
+            guard ratio > 0, ratio <= 1 else { return image }
+            let size = ImageSize(width: Int(Double(image.width) * ratio), height: Int(Double(image.height) * ratio))
+            return size.width >= 1 && size.height >= 1 ? Self.resized(image, to: size) : image
+        case .upscale:
+            let (width, height) = (plan.requestedWidth, plan.requestedHeight)
+            guard width > 0, height > 0, image.width < width, image.height < height else { return image }
+            let size =
+                Double(image.width) / Double(width) >= Double(image.height) / Double(height)
+                ? ImageSize(width: width, height: max(1, image.height * width / image.width))
+                : ImageSize(width: max(1, image.width * height / image.height), height: height)
+            return Self.resized(image, to: size)
+        case .backgroundColor(let fill):
+            guard let color = Self.color(fill, of: image) else { return image }
+            return ImageProcessors.Flatten(background: color).process(image)
+        case .fill(let fill, let composites):
+            let canvas = ImageSize(
+                width: plan.requestedWidth > 0 ? plan.requestedWidth : image.width,
+                height: plan.requestedHeight > 0 ? plan.requestedHeight : image.height)
+            let (x, y) = ((canvas.width - image.width) / 2, (canvas.height - image.height) / 2)
+            if case .blur = fill {
+                guard let blurred = ImageProcessors.GaussianBlur(radius: 100).process(image), let backdrop = Self.resized(blurred, to: canvas) else {
+                    return nil
+                }
+                return ImageProcessors.Overlay(image, named: "fill", x: x, y: y).process(backdrop)
+            }
+            guard let color = Self.color(fill, of: image) else { return image }
+            let placed = composites ? ImageProcessors.Flatten(background: color).process(image) : image
+            return placed.flatMap { ImageProcessors.Embed(size: canvas, x: x, y: y, background: color).process($0) }
+        case .roundCorner(let horizontal, let vertical, let red, let green, let blue, let transparent):
+            guard let rounded = ImageProcessors.RoundedCorners(radius: Double(min(horizontal, vertical))).process(image) else { return nil }
+            if transparent { return rounded }
+            return ImageProcessors.Flatten(background: Color(red: UInt8(red), green: UInt8(green), blue: UInt8(blue))).process(rounded)
+        case .watermark(let url, let x, let y, let alpha, let widthRatio, let heightRatio):
+            guard let mark = watermarks[url] else { return image }
+            return Self.watermarked(image, with: mark, x: x, y: y, alpha: alpha, widthRatio: widthRatio, heightRatio: heightRatio)
+        case .quality, .format, .maxBytes, .maxAge, .stripICC, .stripEXIF, .autoJPEG, .focal, .noUpscale: return image
+        }
+    }
+
+    /// A resize to exactly `size`, enlarging or shrinking.
+    static func resized(_ image: Image, to size: ImageSize) -> Image? {
+        size == image.size ? image : ImageResizer.resize(image, to: size)
+    }
+
+    /// The colour a `fill` or `background_color` names, `auto` being the image's mean colour.
+    private static func color(_ fill: ThumborFilter.Fill, of image: Image) -> Color? {
+        switch fill {
+        case .color(let name): return Color(cssName: name)
+        case .transparent: return .transparent
+        case .blur: return nil
+        case .auto:
+            // The mean of each colour channel, truncated, as thumbor takes it (gray is three equal channels).
+            let channels = image.pixelFormat.bytesPerPixel
+            let colorChannels = channels <= 2 ? 1 : 3
+            var sums = [Int](repeating: 0, count: colorChannels)
+            for y in 0..<image.height {
+                let row = y * image.bytesPerRow
+                for x in 0..<image.width {
+                    for channel in 0..<colorChannels { sums[channel] += Int(image.pixels[row + x * channels + channel]) }
+                }
+            }
+            let means = sums.map { UInt8($0 / (image.width * image.height)) }
+            return colorChannels == 1 ? Color(red: means[0], green: means[0], blue: means[0]) : Color(red: means[0], green: means[1], blue: means[2])
+        }
+    }
+
+    /// thumbor's trim: the smallest rectangle holding every pixel farther
+    /// than `tolerance` (Euclidean, over every channel, alpha included)
+    /// from the top-left or bottom-right pixel; nil when there is none.
+    static func trimmedBounds(of image: Image, fromBottomRight: Bool, tolerance: Int) -> (x: Int, y: Int, width: Int, height: Int)? {
+        let channels = image.pixelFormat.bytesPerPixel
+        let isGray = channels <= 2
+        func pixel(_ x: Int, _ y: Int) -> [Int] {
+            let start = y * image.bytesPerRow + x * channels
+            let values = image.pixels[start..<(start + channels)].map(Int.init)
+            // Gray counts as three equal channels, as thumbor compares it after turning it to RGB.
+            return isGray ? [values[0], values[0], values[0]] + values.dropFirst() : values
+        }
+        let reference = fromBottomRight ? pixel(image.width - 1, image.height - 1) : pixel(0, 0)
+        let limit = tolerance * tolerance
+        var (left, top, right, bottom) = (Int.max, Int.max, -1, -1)
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                let distance = zip(pixel(x, y), reference).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
+                guard distance > limit else { continue }
+                (left, top, right, bottom) = (min(left, x), min(top, y), max(right, x), max(bottom, y))
+            }
+        }
+        guard right >= left, bottom >= top else { return nil }
+        return (left, top, right - left + 1, bottom - top + 1)
+    }
+
+    /// `mark` drawn on `image` as thumbor's `watermark()` draws it: its
+    /// alpha lowered by `alpha` percent, fitted to the size ratios of the
+    /// image, at the position each axis gives (or tiled).
+    private static func watermarked(
+        _ image: Image, with mark: Image, x: ThumborFilter.Position, y: ThumborFilter.Position, alpha: Int, widthRatio: Int?,
+        heightRatio: Int?
+    ) -> Image? {
+        var mark = mark
+        if widthRatio != nil || heightRatio != nil {
+            let maxWidth =
+                widthRatio.map { Double(image.width * $0) / 100 } ?? Double(mark.width) * Double(image.height * (heightRatio ?? 0)) / 100
+                / Double(mark.height)
+            let maxHeight = heightRatio.map { Double(image.height * $0) / 100 } ?? Double(mark.height) * maxWidth / Double(mark.width)
+            let size =
+                Double(mark.width) / maxWidth >= Double(mark.height) / maxHeight
+                ? ImageSize(width: Int(maxWidth.rounded()), height: Int((Double(mark.height) * maxWidth / Double(mark.width)).rounded()))
+                : ImageSize(width: Int((Double(mark.width) * maxHeight / Double(mark.height)).rounded()), height: Int(maxHeight.rounded()))
+            guard size.width > 0, size.height > 0, let resized = resized(mark, to: size) else { return image }
+            mark = resized
+        }
+        func place(_ position: ThumborFilter.Position, side: Int, markSide: Int) -> Int? {
+            switch position {
+            case .pixels(let value, let fromEnd): return fromEnd ? side - markSide - value : value
+            case .percent(let value, let fromEnd):
+                let pixels = Int((Double(side * value) / 100 + 1e-5).rounded())
+                return fromEnd ? side - markSide - pixels : pixels
+            case .center: return (side - markSide) / 2
+            case .repeat: return nil
+            }
+        }
+        let opacity = Double(100 - min(alpha, 100)) / 100
+        let left = place(x, side: image.width, markSide: mark.width)
+        let top = place(y, side: image.height, markSide: mark.height)
+        let tiles = left == nil || top == nil
+        return ImageProcessors.Overlay(mark, named: "watermark", x: left ?? 0, y: top ?? 0, opacity: opacity, repeating: tiles).process(image)
+    }
+}
