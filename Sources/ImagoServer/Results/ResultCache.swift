@@ -66,6 +66,12 @@ struct ResultKey: Hashable, Sendable, CustomStringConvertible {
         diskKey = source.absoluteString + "\u{0}" + optionsKey + "\u{0}" + format.rawValue + (watermark.map { "\u{0}" + $0 } ?? "")
     }
 
+    /// The key of `source` made by a thumbor URL whose options (filters
+    /// included, which also name the format) read `thumborOptions`.
+    init(source: URL, thumborOptions: String) {
+        diskKey = source.absoluteString + "\u{0}" + thumborOptions
+    }
+
     /// The key of `source`'s `/info` answer.
     init(infoOf source: URL) {
         diskKey = source.absoluteString + "\u{0}info"

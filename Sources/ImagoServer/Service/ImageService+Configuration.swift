@@ -17,6 +17,8 @@ extension ImageService {
         public var allowedSizes: Set<ImageSize>
         /// Which sources may be fetched.
         public var sourcePolicy: SourcePolicy
+        /// Where and how thumbor URLs are answered; nil answers imgproxy URLs only.
+        public var thumbor: ThumborDialect?
         /// Named option lists for `pr:name`; `default` applies to every URL.
         public var presets: Presets
         /// Whether URLs name presets only (`/{signature}/{preset}:{preset}/{source}`),
@@ -111,8 +113,10 @@ extension ImageService {
             resultCacheSize: Int = MemoryCache<String, Data>.Configuration.defaultCostLimit,
             resultLifetime: Duration = .seconds(3_600),
             decodeMemoryBudget: Int = Int(min(MemoryBudget.current.bytes / 4, UInt64(Int.max))),
-            demo: DemoSite? = nil
+            demo: DemoSite? = nil,
+            thumbor: ThumborDialect? = nil
         ) {
+            self.thumbor = thumbor
             self.signing = signing
             self.allowsUnsigned = allowsUnsigned
             self.allowedSizes = allowedSizes

@@ -71,19 +71,29 @@ extension ImageService {
         )
         var request = ImageRequest(url: url, targetSize: layout.decodeSize, contentMode: .fill, processors: [layout])
         request.prefersEmbeddedThumbnail = options.enforceThumbnail
-        // The pixels the decode will hold, from the header; the pixel limit's worth when the header is not read here.
-        let decoding = ImageDecodingOptions(
-            targetSize: request.targetSize, contentMode: request.contentMode, prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail
-        )
-        let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
-        guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: url.absoluteString) }
-        defer { decodeMemory.release(reservation) }
         let quality = format.quality(options, serviceQuality: configuration.quality, serviceFormatQuality: configuration.formatQuality)
         let metadata = options.keptMetadata(of: data, header: header)
         let encoder: any ImageEncoding =
             options.maxBytes > 0
             ? FittingEncoder(quality: quality, maximumBytes: options.maxBytes) { format.encoder(quality: $0, metadata: metadata) }
             : format.encoder(quality: quality, metadata: metadata)
+        return try await render(data, as: request, encodedWith: encoder)
+    }
+
+    /// Decodes `data` as `request` asks (its processors lay the image out)
+    /// and encodes it with `encoder`, on one of the pipeline's decode
+    /// threads, within the decode memory budget: the pixels the decode will
+    /// hold are reserved first, from the header, or the pixel limit's worth
+    /// when the header is not read here.
+    func render(_ data: Data, as request: ImageRequest, encodedWith encoder: any ImageEncoding) async throws(ServiceError) -> (
+        Data, mediaType: String
+    ) {
+        let decoding = ImageDecodingOptions(
+            targetSize: request.targetSize, contentMode: request.contentMode, prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail
+        )
+        let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
+        guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: request.cacheKey) }
+        defer { decodeMemory.release(reservation) }
         let bytes: Data
         do { bytes = try await pipeline.render(data, as: request, encodedWith: encoder) } catch { throw ServiceError(error) }
         return (bytes, ImageFormat(sniffing: bytes).mediaType)

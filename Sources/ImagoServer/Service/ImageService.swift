@@ -144,6 +144,11 @@ public final class ImageService: Sendable {
         let path = matched.base[matched.startIndex...]
         let report = (context as? ImageRequestContext)?.report
         do {
+            if let dialect = configuration.thumbor,
+                let thumborPath = dialect.thumborPath(in: path, host: request.head.authority, imgproxyEnabled: acceptsImgproxyURLs)
+            {
+                return try await thumborImage(request, path: thumborPath, dialect: dialect, report: report)
+            }
             // `/info/...` cannot be an image URL: "info" is no signature.
             if path.hasPrefix("info/") {
                 let prefix = matched.base[..<matched.base.index(matched.startIndex, offsetBy: 4)]
@@ -154,6 +159,10 @@ public final class ImageService: Sendable {
             throw error.cacheable(for: configuration.errorMaxAge)
         }
     }
+
+    /// Whether imgproxy's URLs are answered at all: with a key, unsigned
+    /// URLs, or allowed sizes. When they are not, thumbor's own the root.
+    var acceptsImgproxyURLs: Bool { configuration.signing != nil || configuration.allowsUnsigned || !configuration.allowedSizes.isEmpty }
 
     // MARK: The image request, step by step
 

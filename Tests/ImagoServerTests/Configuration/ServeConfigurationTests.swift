@@ -17,6 +17,8 @@ struct ServeConfigurationTests {
         "write-timeout": "300", "drain-timeout": "13", "log-level": "debug", "log-format": "json", "demo": "1",
         "only-presets": "1", "allow-source-limits": "yes", "quality": "70", "format-quality": "webp=60", "max-result-dimension": "4000",
         "watermark-path": "/tmp/watermark.png", "watermark-url": "https://images.example.com/mark.png", "watermark-opacity": "0.5",
+        "thumbor-key": "MY_SECURE_KEY", "thumbor-unsafe": "1", "thumbor-prefix": "t", "thumbor-host": "thumbor.example",
+        "thumbor-source-base": "https://origin.example/images/",
     ]
 
     @Test("every setting has a flag and an IMAGO_ variable of its own, and every field of the service's configuration is set by one")

@@ -9,14 +9,17 @@ import Testing
 struct ThumborDialectTests {
     @Test("a host of its own, a path prefix, or the root when the server takes no imgproxy URLs")
     func routing() {
-        let dialect = ThumborDialect(pathPrefix: "thumbor", hosts: ["thumbor.example"])
+        let dialect = ThumborDialect(allowsUnsafe: true, pathPrefix: "thumbor", hosts: ["thumbor.example"])
         let path: Substring = "unsafe/300x200/land.jpg"
         #expect(dialect.thumborPath(in: path, host: "Thumbor.Example:8080", imgproxyEnabled: true) == path)
         #expect(dialect.thumborPath(in: "thumbor/" + path, host: "imago.example", imgproxyEnabled: true) == path)
         #expect(dialect.thumborPath(in: path, host: "imago.example", imgproxyEnabled: true) == nil, "imgproxy's")
         #expect(dialect.thumborPath(in: "thumbnail/" + path, host: nil, imgproxyEnabled: true) == nil)
         #expect(dialect.thumborPath(in: path, host: nil, imgproxyEnabled: false) == path, "the root, without imgproxy")
-        #expect(ThumborDialect(pathPrefix: nil).thumborPath(in: "thumbor/" + path, host: nil, imgproxyEnabled: true) == nil)
+        #expect(ThumborDialect(allowsUnsafe: true, pathPrefix: nil).thumborPath(in: "thumbor/" + path, host: nil, imgproxyEnabled: true) == nil)
+        #expect(
+            ThumborDialect(hosts: ["thumbor.example"]).thumborPath(in: path, host: "thumbor.example", imgproxyEnabled: false) == nil,
+            "off without a key or unsafe")
     }
 
     @Test(
@@ -43,5 +46,7 @@ struct ThumborDialectTests {
         #expect(dialect.sourceURL(for: "/images/a.jpg")?.absoluteString == "https://origin.example/assets/images/a.jpg")
         #expect(dialect.sourceURL(for: "https://elsewhere.example/a.jpg")?.absoluteString == "https://elsewhere.example/a.jpg")
         #expect(dialect.sourceURL(for: "") == nil && dialect.sourceURL(for: "%FF") == nil)
+        #expect(dialect.sourceURL(for: "file:///etc/passwd") == nil && ThumborDialect().sourceURL(for: "file%3A%2F%2F%2Fetc%2Fpasswd") == nil)
+        #expect(ThumborDialect().sourceURL(for: "localhost:8080/a.jpg")?.absoluteString == "http://localhost:8080/a.jpg")
     }
 }

@@ -34,10 +34,14 @@ public struct ThumborDialect: Sendable {
         self.sourceBase = sourceBase
     }
 
+    /// Whether any thumbor URL can be answered: with a key, or unsafe URLs.
+    var isEnabled: Bool { signing != nil || allowsUnsafe }
+
     /// The thumbor path `path` (below the routes' mount point, without its
     /// leading slash) holds for a request to `host`; nil when it is an
     /// imgproxy URL.
     func thumborPath(in path: Substring, host: String?, imgproxyEnabled: Bool) -> Substring? {
+        guard isEnabled else { return nil }
         if let host, !hosts.isEmpty {
             let name = host.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
             if hosts.contains(name) { return path }
@@ -50,7 +54,8 @@ public struct ThumborDialect: Sendable {
     /// it: percent-decoded once; if that leaves no escapes, the characters
     /// a URL cannot hold are escaped again (so `%3F` in the path is the
     /// source's query); `http://` before it unless it starts with `http`,
-    /// or, with a ``sourceBase``, the base before a relative one.
+    /// or, with a ``sourceBase``, the base before a relative one. nil for
+    /// another scheme (`file://`) or text that does not decode.
     func sourceURL(for image: Substring) -> URL? {
         guard let decoded = String(image).removingPercentEncoding, !decoded.isEmpty else { return nil }
         var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
@@ -58,6 +63,12 @@ public struct ThumborDialect: Sendable {
         let text = decoded.removingPercentEncoding == decoded ? decoded.addingPercentEncoding(withAllowedCharacters: allowed) ?? decoded : decoded
         let lowered = text.lowercased()
         let isAbsolute = lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+        // Another scheme (file://, ftp://) is refused, not read as a host name.
+        if !isAbsolute, let separator = lowered.range(of: "://"),
+            lowered[..<separator.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) })
+        {
+            return nil
+        }
         if let sourceBase, !isAbsolute {
             return URL(string: text.drop { $0 == "/" }.description, relativeTo: sourceBase)?.absoluteURL
         }

@@ -1,0 +1,101 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Imago
+
+extension ImageService {
+    /// What a thumbor URL's filters say about the answer rather than its
+    /// pixels; the last of each filter given wins, as in thumbor.
+    struct ThumborAnswerSettings: Sendable {
+        /// nil keeps the source's format; thumbor's `format()` with a
+        /// format it does not know resets it to that.
+        var format: ProcessingOptions.Format?
+        var quality: Int?
+        var maximumBytes = 0
+        var maxAge: Int?
+        var stripsProfile = false
+
+        init(_ filters: [ThumborFilter]) {
+            for filter in filters {
+                switch filter {
+                case .format(let named): format = named
+                case .quality(let value): quality = min(100, max(1, value))
+                case .maxBytes(let bytes): maximumBytes = bytes
+                case .maxAge(let seconds): maxAge = seconds
+                case .stripICC: stripsProfile = true
+                default: break
+                }
+            }
+        }
+
+        /// The format to write: the named one, else the source's as thumbor
+        /// keeps it (a GIF as PNG until Imago writes GIF; formats Imago
+        /// does not write as JPEG, as thumbor writes unknown ones).
+        func outputFormat(source: ImageFormat) throws(ServiceError) -> OutputFormat {
+            if let format { return try OutputFormat(format, accept: "") }
+            switch source {
+            case .png, .gif: return .png
+            case .webp: return .webp
+            case .avif: return .avif
+            default: return .jpeg
+            }
+        }
+    }
+
+    /// A thumbor URL's answer: the path read as thumbor reads it, its
+    /// signature checked on the path as sent before any option is read,
+    /// then the same steps as an imgproxy URL (result cache, admission,
+    /// source cache, decode, encode), with a ``ThumborProcessor`` laying the
+    /// image out.
+    func thumborImage(_ request: Request, path: Substring, dialect: ThumborDialect, report: ImageRequestReport?) async throws(ServiceError)
+        -> Response
+    {
+        let thumbor: ThumborPath
+        do { thumbor = try ThumborPath(path) } catch { throw ServiceError(.badRequest, "not a thumbor URL: \(error)") }
+        report?.record { $0.unsignedPath = "/thumbor/-/" + thumbor.signedText }
+        if let signature = thumbor.signature {
+            guard let signing = dialect.signing, signing.isValid(signature: signature, for: thumbor.signedText) else {
+                throw ServiceError(.forbidden, "the thumbor URL's signature does not match")
+            }
+        } else if !dialect.allowsUnsafe {
+            throw ServiceError(.forbidden, "unsafe thumbor URLs are not accepted by this server")
+        }
+        if thumbor.isMeta { throw ServiceError(.notImplemented, "thumbor's /meta is not answered yet") }
+        let filters: [ThumborFilter]
+        do { filters = try ThumborFilter.list(thumbor.filters) } catch { throw ServiceError(error) }
+        guard let url = dialect.sourceURL(for: thumbor.image) else { throw ServiceError(.badRequest, "the thumbor URL names no source") }
+        let source: URL
+        do { source = try configuration.sourcePolicy.check(url: url.absoluteString) } catch { throw ServiceError(error) }
+        report?.record { $0.sourceHost = source.host }
+        let settings = ThumborAnswerSettings(filters)
+        let processor = ThumborProcessor(path: thumbor, filters: filters)
+        let key = ResultKey(source: source, thumborOptions: processor.identifier)
+        let result = try await result(for: key, source: source, report: report) {
+            { response, ticket throws(ServiceError) in
+                try await ticket.transform()
+                defer { self.metrics.transformed() }
+                return try await self.transform(response.data, of: source, thumbor: processor, settings: settings)
+            }
+        }
+        var answerOptions = ProcessingOptions()
+        if let maxAge = settings.maxAge { answerOptions.expires = Int(Date().timeIntervalSince1970) + maxAge }
+        return answer(result, to: request, options: answerOptions, source: source, negotiated: false)
+    }
+
+    /// Decodes `data` whole, lays it out with `processor` and encodes it as
+    /// the URL's filters say: the source's format unless `format()` names
+    /// one, quality 80 unless `quality()` does, the ICC profile kept unless
+    /// `strip_icc()`, no EXIF (thumbor writes none by default).
+    func transform(_ data: Data, of url: URL, thumbor processor: ThumborProcessor, settings: ThumborAnswerSettings) async throws(ServiceError)
+        -> (Data, mediaType: String)
+    {
+        let format = try settings.outputFormat(source: ImageFormat(sniffing: data))
+        let quality = settings.quality ?? configuration.quality
+        let metadata = ImageMetadata(iccProfile: settings.stripsProfile ? nil : ImageMetadata(reading: data).iccProfile)
+        let encoder: any ImageEncoding =
+            settings.maximumBytes > 0
+            ? FittingEncoder(quality: quality, maximumBytes: settings.maximumBytes) { format.encoder(quality: $0, metadata: metadata) }
+            : format.encoder(quality: quality, metadata: metadata)
+        return try await render(data, as: ImageRequest(url: url, processors: [processor]), encodedWith: encoder)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import HTTPTypes
+import Imago
+import ImagoCodecFixtures
+import ImagoSandbox
+import Testing
+
+@testable import ImagoServer
+
+/// thumbor URLs end to end, beside imgproxy's on the same service.
+@Suite("Image service: thumbor URLs beside imgproxy's")
+struct ImageServiceThumborTests {
+    static let signing = ThumborSigning(key: "MY_SECURE_KEY")
+
+    static func service(imgproxy: Bool = true, unsafe: Bool = true) throws -> ImageService {
+        try ImageService(
+            configuration: .init(
+                allowsUnsigned: imgproxy, sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
+                cacheFolder: TemporaryDirectory().path, thumbor: ThumborDialect(signing: signing, allowsUnsafe: unsafe, pathPrefix: "thumbor")))
+    }
+
+    static func photoServer() async throws -> TestImageServer {
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        server.setRoute("/land.jpg", .init(body: try JPEGEncoder(quality: 95).encode(FormatFixtures.quadrants(width: 1024, height: 768))))
+        return server
+    }
+
+    static func body(_ response: ServiceResponse) -> String { String(decoding: response.body, as: UTF8.self) }
+
+    @Test("unsafe and signed thumbor URLs under the prefix: sizes, formats, max_age; imgproxy's URLs still imgproxy's")
+    func answers() async throws {
+        let server = try await Self.photoServer()
+        let service = try Self.service()
+        let source = server.url("/land.jpg").absoluteString
+        for (options, size, type) in [
+            ("300x200", "300x200", "image/jpeg"), ("fit-in/300x300", "300x225", "image/jpeg"),
+            ("300x200/filters:format(png)", "300x200", "image/png"),
+            ("300x200/filters:format(webp):quality(50)", "300x200", "image/webp"), ("-300x0/filters:rotate(90)", "225x300", "image/jpeg"),
+            ("100x100:500x400/fit-in/200x200", "200x150", "image/jpeg"),
+        ] {
+            let response = await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/\(options)/\(source)"))
+            #expect(response.status == 200 && response.headers[.contentType] == type, "\(options): \(Self.body(response))")
+            if response.status == 200 { #expect(try ImageServiceTests.decoded(response).size.description == size, "\(options)") }
+        }
+        let signed = "fit-in/300x300/\(source)"
+        let ok = await service.respond(to: ServiceRequest(path: "/thumbor/\(Self.signing.signature(for: signed))/\(signed)"))
+        #expect(ok.status == 200 && (try? ImageServiceTests.decoded(ok).size.description) == "300x225")
+        let capped = await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/filters:max_age(60)/\(source)"))
+        let maxAge = capped.headers[.cacheControl].flatMap { $0.split(separator: "=").last.flatMap { Int($0) } }
+        #expect(maxAge.map { $0 <= 60 } == true, "\(capped.headers[.cacheControl] ?? "none")")
+        let imgproxy = await service.respond(to: ServiceRequest(path: "/unsafe/rs:fit:50:50/plain/\(source)"))
+        #expect(imgproxy.status == 200 && (try? ImageServiceTests.decoded(imgproxy).size.description) == "50x38")
+        try await server.shutdown()
+    }
+
+    @Test("refusals: a bad signature or a refused unsafe URL is 403, a bad filter 400 naming it, /meta not yet (501)")
+    func refusals() async throws {
+        let server = try await Self.photoServer()
+        let service = try Self.service()
+        let source = server.url("/land.jpg").absoluteString
+        let forged = await service.respond(to: ServiceRequest(path: "/thumbor/JDzXdpAw-aFkHGp6_k93opMOxxE=/300x200/\(source)"))
+        #expect(forged.status == 403 && Self.body(forged).contains("signature"))
+        let strict = try Self.service(unsafe: false)
+        #expect(await strict.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/\(source)")).status == 403)
+        let unknown = await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/filters:nosuch(1)/\(source)"))
+        #expect(unknown.status == 400 && Self.body(unknown).contains("nosuch"))
+        let badArgument = await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/filters:quality(abc)/\(source)"))
+        #expect(badArgument.status == 400 && Self.body(badArgument).contains("quality(abc)"))
+        #expect(await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/meta/300x200/\(source)")).status == 501)
+        #expect(await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/file:///etc/passwd")).status == 400)
+        let loopback = await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/127.0.0.1/a.jpg"))
+        #expect(loopback.status == 403, "\(Self.body(loopback))")
+        try await server.shutdown()
+    }
+
+    @Test("without imgproxy URLs, thumbor's are at the root")
+    func root() async throws {
+        let server = try await Self.photoServer()
+        let service = try Self.service(imgproxy: false)
+        let response = await service.respond(to: ServiceRequest(path: "/unsafe/300x0/\(server.url("/land.jpg").absoluteString)"))
+        #expect(response.status == 200 && (try? ImageServiceTests.decoded(response).size.description) == "300x225", "\(Self.body(response))")
+        try await server.shutdown()
+    }
+}
