@@ -53,7 +53,7 @@ struct ImageServiceThumborTests {
         try await server.shutdown()
     }
 
-    @Test("refusals: a bad signature or a refused unsafe URL is 403, a bad filter 400 naming it, /meta not yet (501)")
+    @Test("refusals: a bad signature or a refused unsafe URL is 403, a bad filter 400 naming it, another scheme or address 400 or 403")
     func refusals() async throws {
         let server = try await Self.photoServer()
         let service = try Self.service()
@@ -66,10 +66,34 @@ struct ImageServiceThumborTests {
         #expect(unknown.status == 400 && Self.body(unknown).contains("nosuch"))
         let badArgument = await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/filters:quality(abc)/\(source)"))
         #expect(badArgument.status == 400 && Self.body(badArgument).contains("quality(abc)"))
-        #expect(await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/meta/300x200/\(source)")).status == 501)
         #expect(await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/file:///etc/passwd")).status == 400)
         let loopback = await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/127.0.0.1/a.jpg"))
         #expect(loopback.status == 403, "\(Self.body(loopback))")
+        try await server.shutdown()
+    }
+
+    @Test("/meta: thumbor's JSON, with its operations, target and focal points")
+    func meta() async throws {
+        let server = try await Self.photoServer()
+        let service = try Self.service()
+        let source = server.url("/land.jpg").absoluteString
+        let quoted = ImageService.thumborImageURL(Substring(source))
+        #expect(quoted == source.replacingOccurrences(of: ":", with: "%3A"))
+        let expected = [
+            "meta/300x200":
+                #"{"thumbor": {"source": {"url": "\#(quoted)", "width": 300, "height": 200, "frameCount": 1}, "operations": [{"type": "crop", "left": 0, "top": 42, "right": 1024, "bottom": 725}, {"type": "resize", "width": 300, "height": 200}], "target": {"width": 300, "height": 200}, "focal_points": [{"x": 512, "y": 384, "z": 1.0, "height": 1, "width": 1, "origin": "alignment"}]}}"#,
+            "meta/-100x-300":
+                #"{"thumbor": {"source": {"url": "\#(quoted)", "width": 100, "height": 300, "frameCount": 1}, "operations": [{"type": "crop", "left": 384, "top": 0, "right": 640, "bottom": 768}, {"type": "resize", "width": 100, "height": 300}, {"type": "flip_horizontally"}, {"type": "flip_vertically"}], "target": {"width": 100, "height": 300}, "focal_points": [{"x": 512, "y": 384, "z": 1.0, "height": 1, "width": 1, "origin": "alignment"}]}}"#,
+            "meta/200x300:800x700/100x100/filters:focal(300x400:400x500)":
+                #"{"thumbor": {"source": {"url": "\#(quoted)", "width": 100, "height": 100, "frameCount": 1}, "operations": [{"type": "crop", "left": 200, "top": 300, "right": 800, "bottom": 700}, {"type": "crop", "left": 0, "top": 0, "right": 400, "bottom": 400}, {"type": "resize", "width": 100, "height": 100}], "target": {"width": 100, "height": 100}, "focal_points": [{"x": 150, "y": 150, "z": 10000, "height": 100, "width": 100, "origin": "Explicit"}]}}"#,
+            "meta/300x200/filters:fill(red):rotate(90):proportion(0.5)":
+                #"{"thumbor": {"source": {"url": "\#(quoted)", "width": 100, "height": 150, "frameCount": 1}, "operations": [{"type": "crop", "left": 0, "top": 42, "right": 1024, "bottom": 725}, {"type": "resize", "width": 300, "height": 200}], "target": {"width": 300, "height": 200}, "focal_points": [{"x": 512, "y": 384, "z": 1.0, "height": 1, "width": 1, "origin": "alignment"}]}}"#,
+        ]
+        for (options, json) in expected {
+            let response = await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/\(options)/\(source)"))
+            #expect(response.status == 200 && response.headers[.contentType] == "application/json", "\(options)")
+            #expect(Self.body(response) == json, "\(options)")
+        }
         try await server.shutdown()
     }
 

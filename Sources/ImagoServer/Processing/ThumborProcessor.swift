@@ -22,14 +22,27 @@ struct ThumborProcessor: ImageProcessing {
         identifier = "thumbor(\(path.signedText.dropLast(path.image.count)))"
     }
 
-    func process(_ image: Image) -> Image? {
+    func process(_ image: Image) -> Image? { run(image)?.image }
+
+    /// What a run did, for `/meta`: the trim's crop (if it cut anything)
+    /// and the plan it followed.
+    struct Run {
+        var image: Image
+        var trim: ThumborPlan.Operation?
+        var plan: ThumborPlan
+    }
+
+    /// The transformation, and what it did.
+    func run(_ image: Image) -> Run? {
         let loadedSize = image.size
         var image = image
         var trimOffset = (x: 0, y: 0)
+        var trimOperation: ThumborPlan.Operation?
         if let trim = path.trim, let box = Self.trimmedBounds(of: image, fromBottomRight: trim.fromBottomRight, tolerance: trim.tolerance) {
             guard let trimmed = ImageProcessors.Crop(x: box.x, y: box.y, width: box.width, height: box.height).process(image) else { return nil }
             image = trimmed
             trimOffset = (box.x, box.y)
+            trimOperation = .crop(left: box.x, top: box.y, right: box.x + box.width, bottom: box.y + box.height)
         }
         let regions = filters.compactMap { filter -> ThumborPath.Crop? in
             if case .focal(let region) = filter { return region }
@@ -60,7 +73,7 @@ struct ThumborProcessor: ImageProcessing {
             guard let filtered = apply(filter, to: image, plan: plan) else { return nil }
             image = filtered
         }
-        return image
+        return Run(image: image, trim: trimOperation, plan: plan)
     }
 
     /// `image` after one post-transform filter; the image itself for the

@@ -60,7 +60,6 @@ extension ImageService {
         } else if !dialect.allowsUnsafe {
             throw ServiceError(.forbidden, "unsafe thumbor URLs are not accepted by this server")
         }
-        if thumbor.isMeta { throw ServiceError(.notImplemented, "thumbor's /meta is not answered yet") }
         let filters: [ThumborFilter]
         do { filters = try ThumborFilter.list(thumbor.filters) } catch { throw ServiceError(error) }
         guard let url = dialect.sourceURL(for: thumbor.image) else { throw ServiceError(.badRequest, "the thumbor URL names no source") }
@@ -74,12 +73,25 @@ extension ImageService {
             { response, ticket throws(ServiceError) in
                 try await ticket.transform()
                 defer { self.metrics.transformed() }
+                if thumbor.isMeta {
+                    let meta = ThumborMetaEncoder(processor: processor, imageURL: Self.thumborImageURL(thumbor.image))
+                    return (try await self.render(response.data, as: ImageRequest(url: source), encodedWith: meta).0, "application/json")
+                }
                 return try await self.transform(response.data, of: source, thumbor: processor, settings: settings)
             }
         }
         var answerOptions = ProcessingOptions()
         if let maxAge = settings.maxAge { answerOptions.expires = Int(Date().timeIntervalSince1970) + maxAge }
         return answer(result, to: request, options: answerOptions, source: source, negotiated: false)
+    }
+
+    /// The image part as thumbor's /meta reports it: decoded, then escaped
+    /// again, slashes kept (Python's `quote`).
+    static func thumborImageURL(_ image: Substring) -> String {
+        var kept = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        kept.insert(charactersIn: "_.-~/")
+        let decoded = String(image).removingPercentEncoding ?? String(image)
+        return decoded.addingPercentEncoding(withAllowedCharacters: kept) ?? decoded
     }
 
     /// Decodes `data` whole, lays it out with `processor` and encodes it as
