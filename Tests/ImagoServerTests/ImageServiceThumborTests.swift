@@ -22,6 +22,8 @@ struct ImageServiceThumborTests {
     static func photoServer() async throws -> TestImageServer {
         let server = try await TestImageServer.start(host: "127.0.0.2")
         server.setRoute("/land.jpg", .init(body: try JPEGEncoder(quality: 95).encode(FormatFixtures.quadrants(width: 1024, height: 768))))
+        let black = Image(width: 200, height: 100, pixelFormat: .rgb8, pixels: [UInt8](repeating: 0, count: 200 * 100 * 3))!
+        server.setRoute("/wm.png", .init(body: try PNGEncoder().encode(black)))
         return server
     }
 
@@ -48,6 +50,14 @@ struct ImageServiceThumborTests {
         let capped = await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/filters:max_age(60)/\(source)"))
         let maxAge = capped.headers[.cacheControl].flatMap { $0.split(separator: "=").last.flatMap { Int($0) } }
         #expect(maxAge.map { $0 <= 60 } == true, "\(capped.headers[.cacheControl] ?? "none")")
+        let watermark = "\(server.url("/wm.png").absoluteString)"
+        let marked = await service.respond(
+            to: ServiceRequest(path: "/thumbor/unsafe/300x200/filters:format(png):watermark(\(watermark),10,10,0)/\(source)"))
+        let markedImage = try ImageServiceTests.decoded(marked)
+        #expect(
+            FormatFixtures.rgba(markedImage, x: 100, y: 50) == [0, 0, 0, 255] && FormatFixtures.rgba(markedImage, x: 250, y: 150) != [0, 0, 0, 255])
+        let missing = await service.respond(to: ServiceRequest(path: "/thumbor/unsafe/300x200/filters:watermark(\(watermark)x,10,10,0)/\(source)"))
+        #expect(missing.status == 404, "\(Self.body(missing))")
         let imgproxy = await service.respond(to: ServiceRequest(path: "/unsafe/rs:fit:50:50/plain/\(source)"))
         #expect(imgproxy.status == 200 && (try? ImageServiceTests.decoded(imgproxy).size.description) == "50x38")
         try await server.shutdown()

@@ -67,10 +67,11 @@ extension ImageService {
         do { source = try configuration.sourcePolicy.check(url: url.absoluteString) } catch { throw ServiceError(error) }
         report?.record { $0.sourceHost = source.host }
         let settings = ThumborAnswerSettings(filters)
-        let processor = ThumborProcessor(path: thumbor, filters: filters)
-        let key = ResultKey(source: source, thumborOptions: processor.identifier)
+        let key = ResultKey(source: source, thumborOptions: ThumborProcessor(path: thumbor, filters: filters).identifier)
         let result = try await result(for: key, source: source, report: report) {
             { response, ticket throws(ServiceError) in
+                let watermarks = try await self.thumborWatermarks(filters, dialect: dialect)
+                let processor = ThumborProcessor(path: thumbor, filters: filters, watermarks: watermarks)
                 try await ticket.transform()
                 defer { self.metrics.transformed() }
                 if thumbor.isMeta {
@@ -83,6 +84,25 @@ extension ImageService {
         var answerOptions = ProcessingOptions()
         if let maxAge = settings.maxAge { answerOptions.expires = Int(Date().timeIntervalSince1970) + maxAge }
         return answer(result, to: request, options: answerOptions, source: source, negotiated: false)
+    }
+
+    /// The images the URL's `watermark()` filters name, read as its image
+    /// part is (so under the source policy, through the source cache), and
+    /// decoded: thumbor loads them with the same loader.
+    func thumborWatermarks(_ filters: [ThumborFilter], dialect: ThumborDialect) async throws(ServiceError) -> [String: Image] {
+        var images: [String: Image] = [:]
+        for case .watermark(let text, _, _, _, _, _) in filters where images[text] == nil {
+            guard let url = dialect.sourceURL(for: Substring(text)) else { throw ServiceError(.badRequest, "the watermark \(text) names no source") }
+            let checked: URL
+            do { checked = try configuration.sourcePolicy.check(url: url.absoluteString) } catch { throw ServiceError(error) }
+            let response: DataResponse
+            do { response = try await pipeline.data(for: ImageRequest(url: checked)) } catch { throw ServiceError(error) }
+            guard (200..<300).contains(response.statusCode) else {
+                throw ServiceError(ImagePipeline.Error.httpStatus(code: response.statusCode, url: checked))
+            }
+            do { images[text] = try await pipeline.render(response.data, as: ImageRequest(url: checked)) } catch { throw ServiceError(error) }
+        }
+        return images
     }
 
     /// The image part as thumbor's /meta reports it: decoded, then escaped
