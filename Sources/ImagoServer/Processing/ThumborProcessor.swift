@@ -44,13 +44,21 @@ struct ThumborProcessor: ImageProcessing {
             trimOffset = (box.x, box.y)
             trimOperation = .crop(left: box.x, top: box.y, right: box.x + box.width, bottom: box.y + box.height)
         }
-        let regions = filters.compactMap { filter -> ThumborPath.Crop? in
+        var regions = filters.compactMap { filter -> ThumborPath.Crop? in
             if case .focal(let region) = filter { return region }
             return nil
         }
-        let plan = ThumborPlan(
-            size: image.size, trimOffset: trimOffset, loadedSize: loadedSize, path: path, focalRegions: regions,
-            noUpscale: filters.contains(.noUpscale))
+        func makePlan() -> ThumborPlan {
+            ThumborPlan(
+                size: image.size, trimOffset: trimOffset, loadedSize: loadedSize, path: path, focalRegions: regions,
+                noUpscale: filters.contains(.noUpscale))
+        }
+        var plan = makePlan()
+        // smart/ without focal regions: the crop goes around the most salient window of its size.
+        if path.isSmart, regions.isEmpty, let window = smartWindow(in: image, plan: plan) {
+            regions = [window]
+            plan = makePlan()
+        }
         for operation in plan.operations {
             switch operation {
             case .crop(let left, let top, let right, let bottom):
@@ -74,6 +82,27 @@ struct ThumborProcessor: ImageProcessing {
             image = filtered
         }
         return Run(image: image, trim: trimOperation, plan: plan)
+    }
+
+    /// The window the plan's crop to the target's aspect ratio would cut,
+    /// placed where ``Saliency`` finds the most interest, as a focal region
+    /// in the coordinates focal regions are given in; nil when the plan
+    /// makes no such crop (fit-in, or the ratios already agree).
+    private func smartWindow(in image: Image, plan: ThumborPlan) -> ThumborPath.Crop? {
+        var operations = plan.operations[...]
+        var area = image
+        var origin = (x: 0, y: 0)
+        if path.crop != nil, case .crop(let left, let top, let right, let bottom) = operations.first {
+            guard let cropped = ImageProcessors.Crop(x: left, y: top, width: right - left, height: bottom - top).process(image) else { return nil }
+            area = cropped
+            origin = (left, top)
+            operations = operations.dropFirst()
+        }
+        guard case .crop(let left, let top, let right, let bottom) = operations.first else { return nil }
+        let corner = Saliency.bestCrop(in: area, width: right - left, height: bottom - top)
+        return ThumborPath.Crop(
+            left: origin.x + corner.x, top: origin.y + corner.y, right: origin.x + corner.x + right - left, bottom: origin.y + corner.y + bottom - top
+        )
     }
 
     /// `image` after one post-transform filter; the image itself for the

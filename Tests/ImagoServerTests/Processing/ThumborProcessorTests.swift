@@ -116,4 +116,30 @@ struct ThumborProcessorTests {
         let half = try marked("watermark(wm.png,0,0,50,50)")
         #expect(Self.color(half, 149, 74) != [255, 255, 255, 255] && Self.color(half, 151, 76) == [255, 255, 255, 255])
     }
+
+    @Test("smart/ keeps the salient object whole where the centre would cut it; a flat image crops at the centre")
+    func smart() throws {
+        // A saturated red square near the left edge of a gray 400x200 image.
+        var pixels = [UInt8](repeating: 128, count: 400 * 200 * 3)
+        for y in 70..<130 {
+            for x in 20..<80 {
+                pixels[(y * 400 + x) * 3] = 230
+                pixels[(y * 400 + x) * 3 + 1] = 20
+                pixels[(y * 400 + x) * 3 + 2] = 20
+            }
+        }
+        let image = Image(width: 400, height: 200, pixelFormat: .rgb8, pixels: pixels)!
+        let centred = try Self.run("/unsafe/100x100/a.png", on: image)
+        let smart = try Self.run("/unsafe/100x100/smart/a.png", on: image)
+        func redPixels(_ image: Image) -> Int {
+            (0..<image.height).reduce(0) { count, y in
+                count + (0..<image.width).filter { x in Self.color(image, x, y)[0] > 180 && Self.color(image, x, y)[1] < 80 }.count
+            }
+        }
+        #expect(redPixels(centred) == 0 && redPixels(smart) > 600, "\(redPixels(smart))")
+        let flat = Image(width: 400, height: 200, pixelFormat: .rgb8, pixels: [UInt8](repeating: 90, count: 400 * 200 * 3))!
+        let path = try ThumborPath("/unsafe/100x100/smart/a.png")
+        let run = try #require(ThumborProcessor(path: path, filters: []).run(flat))
+        #expect(run.plan.operations.first == .crop(left: 100, top: 0, right: 300, bottom: 200))
+    }
 }
