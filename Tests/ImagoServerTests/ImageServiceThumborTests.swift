@@ -115,4 +115,36 @@ struct ImageServiceThumborTests {
         #expect(response.status == 200 && (try? ImageServiceTests.decoded(response).size.description) == "300x225", "\(Self.body(response))")
         try await server.shutdown()
     }
+
+    @Test("the dialects are not confused: each one's URLs fed to a server of the other alone are refused, never answered as an image")
+    func noConfusion() async throws {
+        let server = try await Self.photoServer()
+        let source = server.url("/land.jpg").absoluteString
+        let imgproxyOnly = try ImageService(
+            configuration: .init(
+                allowsUnsigned: true, sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
+                cacheFolder: TemporaryDirectory().path))
+        let thumborOnly = try Self.service(imgproxy: false)
+        let thumborURLs = [
+            "300x200", "fit-in/300x300", "100x100:500x400/fit-in/200x200", "-300x-200/right/bottom", "300x200/filters:quality(50)",
+            "trim/300x0", "meta/300x200", "full-fit-in/300x100/smart",
+        ].map { "/unsafe/\($0)/\(source)" }
+        for path in thumborURLs {
+            #expect(await thumborOnly.respond(to: ServiceRequest(path: path)).status == 200, "\(path) as thumbor")
+            let asImgproxy = await imgproxyOnly.respond(to: ServiceRequest(path: path))
+            #expect(asImgproxy.status == 400, "\(path) as imgproxy: \(asImgproxy.status) \(Self.body(asImgproxy))")
+        }
+        let imgproxyURLs = [
+            "/unsafe/rs:fit:50:50/plain/\(source)", "/unsafe/w:64/h:64/plain/\(source)@webp",
+            "/unsafe/g:sm/rs:fill:30:30/\(URLSigning.base64URL(Array(source.utf8)))",
+        ]
+        for path in imgproxyURLs {
+            #expect(await imgproxyOnly.respond(to: ServiceRequest(path: path)).status == 200, "\(path) as imgproxy")
+            let asThumbor = await thumborOnly.respond(to: ServiceRequest(path: path))
+            // Read as thumbor, the options are a host name: refused, or not found (a 502 from DNS).
+            #expect(
+                asThumbor.status >= 400 && asThumbor.headers[.contentType]?.hasPrefix("image/") != true, "\(path) as thumbor: \(asThumbor.status)")
+        }
+        try await server.shutdown()
+    }
 }
