@@ -87,43 +87,21 @@ struct ThumborPath: Sendable, Equatable {
         signedText = rest
         image = rest
         // Each part is taken only if a non-empty image is left after it, as the pattern backtracks.
-        func take(_ match: (Substring) -> Bool) -> Bool {
-            guard let slash = rest.firstIndex(of: "/"), rest.index(after: slash) < rest.endIndex, match(rest[..<slash]) else { return false }
+        func take<Value>(_ read: (Substring) -> Value?) -> Value? {
+            guard let slash = rest.firstIndex(of: "/"), rest.index(after: slash) < rest.endIndex, let value = read(rest[..<slash]) else {
+                return nil
+            }
             rest = rest[rest.index(after: slash)...]
-            return true
+            return value
         }
-        isMeta = take { $0 == "meta" }
-        _ = take { segment in
-            guard let trim = Self.trim(segment) else { return false }
-            self.trim = trim
-            return true
-        }
-        _ = take { segment in
-            guard let crop = Self.crop(segment) else { return false }
-            self.crop = crop
-            return true
-        }
-        _ = take { segment in
-            guard let fitIn = Self.fitIn(segment) else { return false }
-            self.fitIn = fitIn
-            return true
-        }
-        _ = take { segment in
-            guard let size = Self.size(segment) else { return false }
-            (width, flipsHorizontally, height, flipsVertically) = size
-            return true
-        }
-        _ = take { segment in
-            guard let align = HorizontalAlign(rawValue: String(segment)) else { return false }
-            horizontalAlign = align
-            return true
-        }
-        _ = take { segment in
-            guard let align = VerticalAlign(rawValue: String(segment)) else { return false }
-            verticalAlign = align
-            return true
-        }
-        isSmart = take { $0 == "smart" }
+        isMeta = take { $0 == "meta" ? true : nil } ?? false
+        trim = take(Self.trim)
+        crop = take(Self.crop)
+        fitIn = take(Self.fitIn)
+        if let size = take(Self.size) { (width, flipsHorizontally, height, flipsVertically) = size }
+        horizontalAlign = take { HorizontalAlign(rawValue: String($0)) } ?? .center
+        verticalAlign = take { VerticalAlign(rawValue: String($0)) } ?? .middle
+        isSmart = take { $0 == "smart" ? true : nil } ?? false
         if let (list, after) = Self.filterList(rest) {
             filters = Self.percentDecoded(list) ?? String(list)
             rest = after
