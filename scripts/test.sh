@@ -49,6 +49,11 @@ echo "== imago serve --demo in headless Chromium"
 # reloads cost no transformation (scripts/browser_test.py).
 scripts/browser-test.sh
 
+echo "== thumbor URLs: the same URLs asked of thumbor 7.8 and imago serve"
+# Statuses, sizes and pixels (PSNR >= 30 dB) must agree, but for the
+# differences the script lists with their reasons (scripts/thumbor_compat.py).
+IMAGO=.build/debug/imago scripts/thumbor-compat.sh
+
 echo "== three imago serve instances behind nginx, one killed mid-load"
 # Zero failed client requests, and the disk caches sharded, not tripled.
 scripts/cluster.sh --duration 20

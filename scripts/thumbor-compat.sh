@@ -32,6 +32,8 @@ if [ -z "$venv" ]; then
   fi
 fi
 [ -x "$venv/bin/thumbor" ] || { echo "$(basename "$0"): no thumbor in $venv (THUMBOR_VENV)" >&2; exit 1; }
+"$venv/bin/python" -c "import numpy, PIL" 2>/dev/null ||
+  { echo "$(basename "$0"): $venv needs Pillow and numpy too (pip install pillow numpy)" >&2; exit 1; }
 
 export IMAGO="${IMAGO:-.build/debug/imago}"
 [ -x "$IMAGO" ] || { echo "$(basename "$0"): $IMAGO is not there; swift build --product imago first (or set IMAGO)" >&2; exit 1; }

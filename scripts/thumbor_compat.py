@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -167,6 +168,8 @@ URLS = [
     # round_corner
     "/unsafe/300x200/filters:round_corner(20,255,255,255)/{o}/land.jpg",
     "/unsafe/300x200/filters:round_corner(20|40,0,0,0,1)/{o}/land.jpg",
+    "/unsafe/300x200/filters:round_corner(20|40,255,255,255)/{o}/port.jpg",
+    "/unsafe/300x200/filters:round_corner(20,0,0,0,1)/{o}/land.jpg",
     "/unsafe/300x200/filters:round_corner(30,255,0,0,1):format(png)/{o}/port.jpg",
     # fill and background_color
     "/unsafe/fit-in/300x300/filters:fill(red)/{o}/land.jpg",
@@ -255,15 +258,19 @@ URLS = [
     "/unsafe/debug/300x200/{o}/land.jpg",
 ]
 
-# Deliberate differences: path -> (the status Imago answers, why it differs
-# from thumbor). Such a URL prints "accepted" and does not fail the run, as
-# long as Imago still answers that status.
+# Deliberate differences, each one the README lists under "Where Imago
+# differs from thumbor": path -> (the status Imago answers, why it differs).
+# Such a URL prints "accepted" and does not fail the run, as long as Imago
+# still answers that status.
 BAD_ARGUMENT = "Imago answers 400 for an unknown filter or bad arguments, which thumbor ignores"
 BAD_SIGNATURE = "Imago answers 403 for a bad signature, thumbor 400"
-ORIG_BESIDE_0 = "orig beside 0 or nothing: thumbor fails with a 500"
+ORIG = "orig beside 0 or nothing, or with no_upscale(), is the source's side in Imago; thumbor fails with a 500"
+UNRESOLVED = "both read the misplaced option as the source's host name, which does not resolve; thumbor calls that 504"
+WHITE = "a JPEG made from transparency is white in Imago where thumbor drops the alpha (black)"
 ACCEPTED = {
-    "/unsafe/origx0/{o}/land.jpg": (200, ORIG_BESIDE_0),
-    "/unsafe/xorig/{o}/port.jpg": (200, ORIG_BESIDE_0),
+    "/unsafe/origx0/{o}/land.jpg": (200, ORIG),
+    "/unsafe/xorig/{o}/port.jpg": (200, ORIG),
+    "/unsafe/origx300/filters:no_upscale()/{o}/land.jpg": (200, ORIG),
     "/{sig_nopad}/300x200/{o}/land.jpg": (403, BAD_SIGNATURE),
     "/{sig_slash}/300x200/{o}/land.jpg": (403, BAD_SIGNATURE),
     "/AAAAAAAAAAAAAAAAAAAAAAAAAAA=/300x200/{o}/land.jpg": (403, BAD_SIGNATURE),
@@ -273,6 +280,22 @@ ACCEPTED = {
     "/unsafe/300x200/filters:blur(0)/{o}/land.jpg": (400, BAD_ARGUMENT),
     f"/unsafe/300x200/filters:watermark({W},10,10)/{{o}}/land.jpg": (400, BAD_ARGUMENT + " (no alpha)"),
     "/unsafe/300x200/filters:quality(50)grayscale()/{o}/land.jpg": (400, BAD_ARGUMENT + " (no ':' between filters)"),
+    "/unsafe/300x200/filters:format(gif)/{o}/port.jpg": (422, "Imago does not write GIF yet (format() takes jpeg, png, webp, avif)"),
+    "/unsafe/300x200/filters:format(jpeg)/{o}/alpha.png": (200, WHITE),
+    "/unsafe/fit-in/300x300/filters:fill(transparent)/{o}/land.jpg": (200, WHITE),
+    "/unsafe/300x200/filters:round_corner(20,0,0,0,1)/{o}/land.jpg": (200, WHITE + " (the transparent corners)"),
+    "/unsafe/300x200/filters:round_corner(20|40,0,0,0,1)/{o}/land.jpg": (200, WHITE + ", and round_corner takes one radius, the smaller"),
+    "/unsafe/300x200/filters:round_corner(20|40,255,255,255)/{o}/port.jpg": (200, "round_corner takes one radius, the smaller of a|b"),
+    "/unsafe/10000x1/{o}/land.jpg": (200, "the crop to 10000:1 is no pixel high in thumbor, which resizes it to black; Imago keeps one row"),
+    "/unsafe/300x200/filters:max_bytes(10)/{o}/land.jpg": (200, "no quality fits: Imago answers its smallest try, thumbor its first (q80)"),
+    "/unsafe/fit-in/300x300/filters:fill(zzzz)/{o}/land.jpg": (400, BAD_ARGUMENT + " (an unknown colour; thumbor fails with a 500)"),
+    "/unsafe/300x200/{o}/notimage.jpg": (415, "a source that is not an image is a 415 naming what it is; thumbor answers 400"),
+    "/unsafe/300x200/top/left/{o}/land.jpg": (502, UNRESOLVED),
+    "/unsafe/full-adaptive-fit-in/300x100/{o}/land.jpg": (502, UNRESOLVED),
+    "/unsafe/filters:quality(50)/300x200/{o}/land.jpg": (502, UNRESOLVED),
+    "/unsafe/300x200/filters:grayscale/{o}/land.jpg": (400, UNRESOLVED + " (Imago finds no host in it at all)"),
+    "/unsafe/300x200/filters:max_age(0)/{o}/land.jpg": (200, "max_age(0) is Cache-Control max-age=0; thumbor sends none"),
+    "/unsafe/300x200/filters:watermark({o}/nosuch.png,10,10,0)/{o}/land.jpg": (404, "a watermark that cannot be fetched answers its source's status; thumbor 400"),
 }
 
 
@@ -546,6 +569,8 @@ def main():
         imago_server.wait_ready("127.0.0.1", imago_port, "/health")
 
         origin_name = f"127.0.0.2:{origin_port}"
+        print(f"thumbor compat: thumbor {metadata.version('thumbor')} (Pillow {metadata.version('pillow')}) against {imago}, "
+              f"{len(selected)} paths, {{o}} = {origin_name}", flush=True)
 
         def ask(template):
             path = expand(template, origin_name)

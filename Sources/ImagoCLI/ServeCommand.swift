@@ -46,8 +46,12 @@ struct ServeCommand: AsyncParsableCommand {
             Terminal.error("cannot use the cache folder: \(error)")
             throw ExitCode(ExitStatus.cacheUnavailable)
         }
-        if settings.service.signing == nil, !settings.service.allowsUnsigned {
-            logger.warning("no IMAGO_KEY/IMAGO_SALT and no --allow-unsigned: every image URL will be refused")
+        if settings.service.signing == nil, !settings.service.allowsUnsigned, settings.service.allowedSizes.isEmpty {
+            if settings.service.thumbor?.isEnabled == true {
+                logger.info("no IMAGO_KEY/IMAGO_SALT and no --allow-unsigned: thumbor's URLs are at the root")
+            } else {
+                logger.warning("no IMAGO_KEY/IMAGO_SALT and no --allow-unsigned: every image URL will be refused")
+            }
         }
         let (host, port) = try settings.address
         let demo = settings.demo

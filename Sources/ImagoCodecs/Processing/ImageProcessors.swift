@@ -158,17 +158,31 @@ extension ImageProcessors {
         }
     }
 
-    /// Converts to gray with the Rec. 709 luma weights, keeping alpha.
+    /// Converts to gray with the Rec. 709 luma weights (or Rec. 601's, as
+    /// Pillow and thumbor weigh), keeping alpha.
     public struct Grayscale: ImageProcessing, Hashable {
-        public init() {}
+        /// Which standard's luma weights.
+        public enum Weights: Sendable, Hashable {
+            /// 0.2126, 0.7152, 0.0722: the default.
+            case rec709
+            /// 0.299, 0.587, 0.114.
+            case rec601
+        }
 
-        public var identifier: String { "grayscale" }
+        public var weights: Weights
+
+        public init(weights: Weights = .rec709) {
+            self.weights = weights
+        }
+
+        public var identifier: String { weights == .rec709 ? "grayscale" : "grayscale(601)" }
 
         public func process(_ image: Image) -> Image? {
             let channels = image.pixelFormat.bytesPerPixel
             guard channels >= 3 else { return image }
             let hasAlpha = image.pixelFormat.hasAlpha
             let outputChannels = hasAlpha ? 2 : 1
+            let factors: (Float, Float, Float) = weights == .rec709 ? (0.2126, 0.7152, 0.0722) : (0.299, 0.587, 0.114)
             let count = image.width * image.height
             let pixels = [UInt8](unsafeUninitializedCapacity: count * outputChannels) { output, initialized in
                 for y in 0..<image.height {
@@ -176,8 +190,8 @@ extension ImageProcessors {
                         let source = y * image.bytesPerRow + x * channels
                         let target = (y * image.width + x) * outputChannels
                         let luma =
-                            0.2126 * Float(image.pixels[source]) + 0.7152 * Float(image.pixels[source + 1])
-                            + 0.0722 * Float(image.pixels[source + 2])
+                            factors.0 * Float(image.pixels[source]) + factors.1 * Float(image.pixels[source + 1])
+                            + factors.2 * Float(image.pixels[source + 2])
                         output[target] = UInt8(min(255, luma.rounded()))
                         if hasAlpha { output[target + 1] = image.pixels[source + 3] }
                     }

@@ -23,12 +23,12 @@ struct ThumborMetaEncoder: ImageEncoding {
 
     func encode(_ image: Image) throws(ImageEncodingError) -> Data {
         guard let run = processor.run(image) else { throw ImageEncodingError(format: .unknown, detail: "the thumbor transformation failed") }
-        let operations = (run.trim.map { [$0] } ?? []) + run.plan.operations
+        let operations = run.operations
         var objects = operations.map(Self.json)
-        if processor.path.flipsHorizontally { objects.append(#"{"type": "flip_horizontally"}"#) }
-        if processor.path.flipsVertically { objects.append(#"{"type": "flip_vertically"}"#) }
+        if !processor.path.isDebug, processor.path.flipsHorizontally { objects.append(#"{"type": "flip_horizontally"}"#) }
+        if !processor.path.isDebug, processor.path.flipsVertically { objects.append(#"{"type": "flip_vertically"}"#) }
         // The last resize's size, else the last crop's, else the image's.
-        var target = (run.plan.size.width, run.plan.size.height)
+        var target = processor.path.isDebug ? (run.image.width, run.image.height) : (run.plan.size.width, run.plan.size.height)
         for operation in operations {
             if case .crop(let left, let top, let right, let bottom) = operation { target = (right - left, bottom - top) }
         }

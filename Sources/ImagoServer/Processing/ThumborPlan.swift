@@ -143,10 +143,11 @@ struct ThumborPlan: Sendable, Equatable {
         let focusX = (focalPoints.reduce(0) { $0 + Double($1.x) * $1.weight } / totalWeight).rounded(.down)
         let focusY = (focalPoints.reduce(0) { $0 + Double($1.y) * $1.weight } / totalWeight).rounded(.down)
         if twoDecimals(Double(width) / Double(height)) != twoDecimals(tw / th) {
+            // At least a pixel: thumbor crops to nothing at extreme ratios (10000x1) and resizes that to black.
             let (cropWidth, cropHeight) =
                 tw / Double(width) > th / Double(height)
-                ? (width, Int((Double(width) * th / tw).rounded(.toNearestOrEven)))
-                : (Int((tw * Double(height) / th).rounded(.up)), height)
+                ? (width, max(1, Int((Double(width) * th / tw).rounded(.toNearestOrEven))))
+                : (min(width, max(1, Int((tw * Double(height) / th).rounded(.up)))), height)
             let left = Int(min(max(focusX - Double(cropWidth) / 2, 0), Double(width - cropWidth)).rounded(.toNearestOrEven))
             let top = Int(min(max(focusY - Double(cropHeight) / 2, 0), Double(height - cropHeight)).rounded(.toNearestOrEven))
             let right = min(left + cropWidth, width)

@@ -28,7 +28,8 @@ struct ThumborProcessor: ImageProcessing {
     /// and the plan it followed.
     struct Run {
         var image: Image
-        var trim: ThumborPlan.Operation?
+        /// The crops and resizes done, the trim's first; none under `debug/`.
+        var operations: [ThumborPlan.Operation]
         var plan: ThumborPlan
     }
 
@@ -59,7 +60,9 @@ struct ThumborProcessor: ImageProcessing {
             regions = [window]
             plan = makePlan()
         }
-        for operation in plan.operations {
+        // debug/ leaves the size alone (thumbor outlines the focal points; Imago does not).
+        let operations = path.isDebug ? [] : plan.operations
+        for operation in operations {
             switch operation {
             case .crop(let left, let top, let right, let bottom):
                 guard let cropped = ImageProcessors.Crop(x: left, y: top, width: right - left, height: bottom - top).process(image) else {
@@ -71,7 +74,7 @@ struct ThumborProcessor: ImageProcessing {
                 image = resized
             }
         }
-        if path.flipsHorizontally || path.flipsVertically {
+        if !path.isDebug, path.flipsHorizontally || path.flipsVertically {
             guard let flipped = ImageProcessors.Flip(horizontal: path.flipsHorizontally, vertical: path.flipsVertically).process(image) else {
                 return nil
             }
@@ -81,7 +84,7 @@ struct ThumborProcessor: ImageProcessing {
             guard let filtered = apply(filter, to: image, plan: plan) else { return nil }
             image = filtered
         }
-        return Run(image: image, trim: trimOperation, plan: plan)
+        return Run(image: image, operations: (trimOperation.map { [$0] } ?? []) + operations, plan: plan)
     }
 
     /// The window the plan's crop to the target's aspect ratio would cut,
@@ -111,7 +114,7 @@ struct ThumborProcessor: ImageProcessing {
         switch filter {
         case .blur(_, let sigma): return ImageProcessors.GaussianBlur(radius: 2 * sigma).process(image)
         case .sharpen(let amount, let radius, _): return amount > 0 ? ImageProcessors.Sharpen(sigma: max(0.5, radius)).process(image) : image
-        case .grayscale: return ImageProcessors.Grayscale().process(image)
+        case .grayscale: return ImageProcessors.Grayscale(weights: .rec601).process(image)
         case .brightness(let percent): return ImageProcessors.ColorLookup.brightness(percent).process(image)
         case .contrast(let percent): return ImageProcessors.ColorLookup.contrast(percent).process(image)
         case .rgb(let red, let green, let blue): return ImageProcessors.ColorLookup.offsets(red: red, green: green, blue: blue).process(image)
@@ -213,18 +216,19 @@ struct ThumborProcessor: ImageProcessing {
         return (left, top, right - left + 1, bottom - top + 1)
     }
 
-    /// `mark` drawn on `image` as thumbor's `watermark()` draws it: its
-    /// alpha lowered by `alpha` percent, fitted to the size ratios of the
-    /// image, at the position each axis gives (or tiled).
+    /// `mark` drawn on `image` as thumbor's `watermark()` draws it: `alpha`
+    /// percent of 255 taken from its alpha, fitted to the size ratios of
+    /// the image, at the position each axis gives, or tiled with the
+    /// spare room shared out between the tiles.
     private static func watermarked(
         _ image: Image, with mark: Image, x: ThumborFilter.Position, y: ThumborFilter.Position, alpha: Int, widthRatio: Int?,
         heightRatio: Int?
     ) -> Image? {
-        var mark = mark
+        var mark = mark.addingAlpha()
         if widthRatio != nil || heightRatio != nil {
             let maxWidth =
-                widthRatio.map { Double(image.width * $0) / 100 } ?? Double(mark.width) * Double(image.height * (heightRatio ?? 0)) / 100
-                / Double(mark.height)
+                widthRatio.map { Double(image.width * $0) / 100 }
+                ?? Double(mark.width) * Double(image.height * (heightRatio ?? 0)) / 100 / Double(mark.height)
             let maxHeight = heightRatio.map { Double(image.height * $0) / 100 } ?? Double(mark.height) * maxWidth / Double(mark.width)
             let size =
                 Double(mark.width) / maxWidth >= Double(mark.height) / maxHeight
@@ -233,20 +237,68 @@ struct ThumborProcessor: ImageProcessing {
             guard size.width > 0, size.height > 0, let resized = resized(mark, to: size) else { return image }
             mark = resized
         }
-        func place(_ position: ThumborFilter.Position, side: Int, markSide: Int) -> Int? {
-            switch position {
-            case .pixels(let value, let fromEnd): return fromEnd ? side - markSide - value : value
-            case .percent(let value, let fromEnd):
-                let pixels = Int((Double(side * value) / 100 + 1e-5).rounded())
-                return fromEnd ? side - markSide - pixels : pixels
-            case .center: return (side - markSide) / 2
-            case .repeat: return nil
+        if alpha > 0 { mark = lowered(mark, alpha: 255 * min(alpha, 100) / 100) }
+        let bothRepeat = x == .repeat && y == .repeat
+        let columns = positions(x, side: image.width, markSide: mark.width, bothRepeat: bothRepeat, other: (image.height, mark.height))
+        let rows = positions(y, side: image.height, markSide: mark.height, bothRepeat: bothRepeat, other: (image.width, mark.width))
+        if columns.count == 1, rows.count == 1 {
+            return ImageProcessors.Overlay(mark, named: "watermark", x: columns[0], y: rows[0]).process(image)
+        }
+        // The tiles laid on one transparent layer, drawn once.
+        let channels = mark.pixelFormat.bytesPerPixel
+        var layer = [UInt8](repeating: 0, count: image.width * image.height * channels)
+        for top in rows {
+            for row in max(0, -top)..<min(mark.height, image.height - top) {
+                for left in columns {
+                    let first = max(0, -left)
+                    let last = min(mark.width, image.width - left)
+                    guard first < last else { continue }
+                    let source = row * mark.bytesPerRow + first * channels
+                    let target = ((top + row) * image.width + left + first) * channels
+                    layer.replaceSubrange(
+                        target..<(target + (last - first) * channels), with: mark.pixels[source..<(source + (last - first) * channels)])
+                }
             }
         }
-        let opacity = Double(100 - min(alpha, 100)) / 100
-        let left = place(x, side: image.width, markSide: mark.width)
-        let top = place(y, side: image.height, markSide: mark.height)
-        let tiles = left == nil || top == nil
-        return ImageProcessors.Overlay(mark, named: "watermark", x: left ?? 0, y: top ?? 0, opacity: opacity, repeating: tiles).process(image)
+        guard let tiles = Image(width: image.width, height: image.height, pixelFormat: mark.pixelFormat, pixels: layer) else { return image }
+        return ImageProcessors.Overlay(tiles, named: "watermark", x: 0, y: 0).process(image)
+    }
+
+    /// Where the watermark goes on one axis: one place, or every tile's.
+    private static func positions(
+        _ position: ThumborFilter.Position, side: Int, markSide: Int, bothRepeat: Bool, other: (side: Int, markSide: Int)
+    ) -> [Int] {
+        switch position {
+        case .pixels(let value, let fromEnd): return [fromEnd ? side - markSide - value : value]
+        case .percent(let value, let fromEnd):
+            let pixels = Int((Double(side * value) / 100 + 1e-5).rounded())
+            return [fromEnd ? side - markSide - pixels : pixels]
+        case .center: return [(side - markSide) / 2]
+        case .repeat:
+            func tiling(_ side: Int, _ markSide: Int) -> (count: Int, spare: Int) {
+                Double(side) / Double(markSide) < 2 ? (Int((Double(side) / Double(markSide)).rounded(.up)), 10) : (side / markSide, side % markSide)
+            }
+            var (count, spare) = tiling(side, markSide)
+            if bothRepeat, count * tiling(other.side, other.markSide).count > 100 {
+                count = min(6, count)
+                spare = side - count * markSide
+            }
+            let spacing = spare / (max(count, 2) - 1)
+            return (0..<count).map { $0 * (spacing + markSide) }
+        }
+    }
+
+    /// `image` (with alpha) with `amount` taken from every alpha value.
+    private static func lowered(_ image: Image, alpha amount: Int) -> Image {
+        let channels = image.pixelFormat.bytesPerPixel
+        var pixels = image.pixels
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                let index = y * image.bytesPerRow + x * channels + channels - 1
+                pixels[index] = UInt8(max(0, Int(pixels[index]) - amount))
+            }
+        }
+        return Image(width: image.width, height: image.height, pixelFormat: image.pixelFormat, bytesPerRow: image.bytesPerRow, pixels: pixels)
+            ?? image
     }
 }

@@ -61,6 +61,13 @@ struct ThumborPathTests {
         #expect(try Path(Substring(path)).image == Substring(image))
     }
 
+    @Test("debug/ comes before meta/, as in thumbor")
+    func debug() throws {
+        let path = try Path("/unsafe/debug/meta/300x200/land.jpg")
+        #expect(path.isDebug && path.isMeta && path.width == .pixels(300) && path.image == "land.jpg")
+        #expect(try Path("/unsafe/meta/debug/300x200/land.jpg").image == "debug/300x200/land.jpg")
+    }
+
     @Test("trim: a lone number is thumbor's corner (bottom-right) with no tolerance")
     func trim() throws {
         #expect(try Path("/unsafe/trim/a.png").trim == Path.Trim())
@@ -139,7 +146,8 @@ struct ThumborPathTests {
             ("blur()", "blur()"), ("sharpen(2,1.0)", "sharpen(2,1.0)"), ("watermark(wm.png,10,10)", "watermark(wm.png,10,10)"),
             ("quality(50)grayscale()", "quality(50)grayscale()"), ("grayscale:quality(50)", "grayscale:quality"),
             ("round_corner(20,256,0,0)", "round_corner(20,256,0,0)"), ("focal(100x100)", "focal(100x100)"), ("grayscale(1)", "grayscale(1)"),
-            ("fill(#fff)", "fill(#fff)"), ("watermark(wm.png,10q,0,0)", "watermark(wm.png,10q,0,0)"), ("quality(50,1)", "quality(50,1)"),
+            ("fill(#fff)", "fill(#fff)"), ("fill(zzzz)", "fill(zzzz)"), ("watermark(wm.png,10q,0,0)", "watermark(wm.png,10q,0,0)"),
+            ("quality(50,1)", "quality(50,1)"),
         ])
     func badFilters(text: String, named: String) {
         #expect {

@@ -94,7 +94,7 @@ struct ThumborProcessorTests {
         let alpha = FormatFixtures.quadrants(width: 100, height: 100, alpha: true)
         let flattened = try Self.run("/unsafe/filters:background_color(blue)/a.png", on: alpha)
         #expect(!flattened.pixelFormat.hasAlpha)
-        #expect(throws: Never.self) { try Self.run("/unsafe/fit-in/300x300/filters:fill(zzzz)/land.jpg", on: land) }
+        #expect(throws: OptionError.self) { try Self.run("/unsafe/fit-in/300x300/filters:fill(zzzz)/land.jpg", on: land) }
     }
 
     @Test("watermark: placed by pixels, from the end, centred, by percent; alpha 100 leaves the image as it was")
@@ -113,6 +113,15 @@ struct ThumborProcessorTests {
         let percent = try marked("watermark(wm.png,50p,50p,0)")
         #expect(Self.color(percent, 150, 100) == [0, 0, 0, 255] && Self.color(percent, 149, 99) == [255, 255, 255, 255])
         #expect(try marked("watermark(wm.png,10,10,100)") == base)
+        // Tiles of 60x30 (20% of each side): five columns edge to edge, six rows with the spare 20 px shared out (y = 0, 34, … 170).
+        let tiled = try marked("watermark(wm.png,repeat,repeat,0,20,20)")
+        #expect(Self.color(tiled, 299, 5) == [0, 0, 0, 255] && Self.color(tiled, 5, 31) == [255, 255, 255, 255])
+        #expect(
+            Self.color(tiled, 5, 34) == [0, 0, 0, 255] && Self.color(tiled, 5, 199) == [0, 0, 0, 255]
+                && Self.color(tiled, 5, 167) == [255, 255, 255, 255])
+        // Alpha 50 takes 127 from the mark's alpha: an opaque mark is drawn at half strength.
+        let faded = try marked("watermark(wm.png,10,10,50)")
+        #expect((120...135).contains(Int(Self.color(faded, 50, 50)[0])))
         let half = try marked("watermark(wm.png,0,0,50,50)")
         #expect(Self.color(half, 149, 74) != [255, 255, 255, 255] && Self.color(half, 151, 76) == [255, 255, 255, 255])
     }

@@ -35,7 +35,7 @@ public struct ThumborDialect: Sendable {
     }
 
     /// Whether any thumbor URL can be answered: with a key, or unsafe URLs.
-    var isEnabled: Bool { signing != nil || allowsUnsafe }
+    public var isEnabled: Bool { signing != nil || allowsUnsafe }
 
     /// The thumbor path `path` (below the routes' mount point, without its
     /// leading slash) holds for a request to `host`; nil when it is an

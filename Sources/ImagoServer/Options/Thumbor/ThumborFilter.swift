@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCodecs
 
 /// One of thumbor's filters (`filters:name(arguments):…`), its arguments
 /// checked as thumbor's patterns check them. Where thumbor silently skips
@@ -244,9 +245,10 @@ enum ThumborFilter: Sendable, Equatable {
             case "blur": return .blur
             case "transparent": return .transparent
             default:
-                guard text.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }) else {
-                    throw error("\"\(text)\" is not a colour name or hex digits")
-                }
+                // Letters, digits and _ only, as thumbor's pattern takes; a colour Pillow does not know is a 500 in thumbor.
+                guard text.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }),
+                    Color(cssName: String(text)) != nil
+                else { throw error("\"\(text)\" is not a CSS colour name or hex digits") }
                 return .color(String(text))
             }
         }

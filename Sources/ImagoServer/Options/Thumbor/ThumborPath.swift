@@ -4,7 +4,7 @@ import Foundation
 /// `unsafe`), then optional parts in a fixed order, each followed by a
 /// slash, then the image:
 ///
-///     /{hmac|unsafe}/[meta/][trim[:top-left|:bottom-right][:tolerance]/][AxB:CxD/]
+///     /{hmac|unsafe}/[debug/][meta/][trim[:top-left|:bottom-right][:tolerance]/][AxB:CxD/]
 ///       [adaptive-][full-]fit-in/][-]Wx[-]H/[left|center|right/][top|middle|bottom/]
 ///       [smart/][filters:f(a,b):g()/]IMAGE
 ///
@@ -51,6 +51,8 @@ struct ThumborPath: Sendable, Equatable {
     /// What the signature covers: the path after the signature segment and
     /// its slash, as sent.
     var signedText: Substring
+    /// `debug/`: no crop, resize or flip (thumbor outlines the focal points instead).
+    var isDebug = false
     var isMeta = false
     var trim: Trim?
     var crop: Crop?
@@ -94,6 +96,7 @@ struct ThumborPath: Sendable, Equatable {
             rest = rest[rest.index(after: slash)...]
             return value
         }
+        isDebug = take { $0 == "debug" ? true : nil } ?? false
         isMeta = take { $0 == "meta" ? true : nil } ?? false
         trim = take(Self.trim)
         crop = take(Self.crop)
