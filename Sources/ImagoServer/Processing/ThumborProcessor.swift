@@ -195,21 +195,26 @@ struct ThumborProcessor: ImageProcessing {
     /// from the top-left or bottom-right pixel; nil when there is none.
     static func trimmedBounds(of image: Image, fromBottomRight: Bool, tolerance: Int) -> (x: Int, y: Int, width: Int, height: Int)? {
         let channels = image.pixelFormat.bytesPerPixel
-        let isGray = channels <= 2
-        func pixel(_ x: Int, _ y: Int) -> [Int] {
-            let start = y * image.bytesPerRow + x * channels
-            let values = image.pixels[start..<(start + channels)].map(Int.init)
-            // Gray counts as three equal channels, as thumbor compares it after turning it to RGB.
-            return isGray ? [values[0], values[0], values[0]] + values.dropFirst() : values
-        }
-        let reference = fromBottomRight ? pixel(image.width - 1, image.height - 1) : pixel(0, 0)
+        // Gray counts three times, as thumbor compares it after turning it to RGB.
+        let colorWeight = channels <= 2 ? 3 : 1
+        let colorChannels = image.pixelFormat.hasAlpha ? channels - 1 : channels
+        let referenceStart = fromBottomRight ? (image.height - 1) * image.bytesPerRow + (image.width - 1) * channels : 0
+        let reference = (0..<channels).map { Int(image.pixels[referenceStart + $0]) }
         let limit = tolerance * tolerance
         var (left, top, right, bottom) = (Int.max, Int.max, -1, -1)
-        for y in 0..<image.height {
-            for x in 0..<image.width {
-                let distance = zip(pixel(x, y), reference).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
-                guard distance > limit else { continue }
-                (left, top, right, bottom) = (min(left, x), min(top, y), max(right, x), max(bottom, y))
+        image.pixels.withUnsafeBufferPointer { pixels in
+            for y in 0..<image.height {
+                var index = y * image.bytesPerRow
+                for x in 0..<image.width {
+                    var distance = 0
+                    for channel in 0..<channels {
+                        let difference = Int(pixels[index + channel]) - reference[channel]
+                        distance += difference * difference * (channel < colorChannels ? colorWeight : 1)
+                    }
+                    index += channels
+                    guard distance > limit else { continue }
+                    (left, top, right, bottom) = (min(left, x), min(top, y), max(right, x), max(bottom, y))
+                }
             }
         }
         guard right >= left, bottom >= top else { return nil }

@@ -67,6 +67,10 @@ struct ThumborProcessorTests {
         let faint = Image(width: 64, height: 64, pixelFormat: .rgb8, pixels: pixels)!
         #expect(try Self.run("/unsafe/trim:top-left:5/faint.png", on: faint).size.description == "20x20")
         #expect(try Self.run("/unsafe/trim:top-left:9/faint.png", on: faint).size.description == "64x64")
+        // Gray is compared as three equal channels: the same distances.
+        let gray = Image(width: 64, height: 64, pixelFormat: .gray8, pixels: stride(from: 0, to: pixels.count, by: 3).map { pixels[$0] })!
+        #expect(try Self.run("/unsafe/trim:top-left:5/faint.png", on: gray).size.description == "20x20")
+        #expect(try Self.run("/unsafe/trim:top-left:9/faint.png", on: gray).size.description == "64x64")
     }
 
     @Test("flips mirror after the resize; rotate turns counter-clockwise")
