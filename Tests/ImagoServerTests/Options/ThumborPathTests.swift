@@ -1,4 +1,5 @@
 import Foundation
+import ImagoSandbox
 import Testing
 
 @testable import ImagoServer
@@ -154,6 +155,26 @@ struct ThumborPathTests {
             _ = try ThumborFilter.list(text)
         } throws: { error in
             (error as? OptionError)?.option == named
+        }
+    }
+
+    @Test("property: any path of thumbor's punctuation parses or is refused with an error, and its filters too; nothing traps or hangs")
+    func randomPaths() throws {
+        var generator = SeededGenerator(seed: 27)
+        let alphabet = Array("/unsafemtrx:-0123456789(),'%|p=fil ters:quality(fill)water")
+        var parsed = 0
+        for _ in 0..<5_000 {
+            let length = Int.random(in: 0...60, using: &generator)
+            let text = "/" + String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+            guard let path = try? Path(Substring(text)) else { continue }
+            parsed += 1
+            _ = try? ThumborFilter.list(path.filters)
+            _ = ThumborDialect().sourceURL(for: path.image)
+            #expect(path.signedText.hasSuffix(path.image))
+        }
+        #expect(parsed > 1_000)
+        for text in ["quality(50,)", "fill(,)", "watermark(',',1,1,1)", "rgb(1,,2)", "focal('1x1:2x2')", "quality('50')"] {
+            _ = try? ThumborFilter.list(text)
         }
     }
 }

@@ -163,7 +163,7 @@ enum ThumborFilter: Sendable, Equatable {
             self.text = text
             values = []
             var rest = text
-            while !rest.isEmpty || !values.isEmpty && text.last == "," {
+            while !rest.isEmpty {
                 rest = rest.drop { $0 == " " }
                 if rest.first == "'" {
                     let body = rest.dropFirst()
