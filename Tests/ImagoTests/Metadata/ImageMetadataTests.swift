@@ -99,7 +99,7 @@ struct ImageMetadataTests {
     func damaged() throws {
         let jpeg = try JPEGEncoder(quality: 90, metadata: Self.full).encode(FormatFixtures.quadrants(width: 8, height: 8))
         let webp = try WebPEncoder(metadata: Self.full).encode(FormatFixtures.quadrants(width: 8, height: 8))
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 26)
         for file in [jpeg, webp] {
             for length in stride(from: 0, to: file.count, by: 97) {
                 let metadata = ImageMetadata(reading: file.prefix(length))
