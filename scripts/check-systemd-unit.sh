@@ -33,11 +33,16 @@ esac
 
 # The flags: from the built binary's help where there is one, else from
 # the command's source.
+# The help is read once into a variable: `grep -q` on a pipe stops reading
+# at its first match, and under pipefail the writer's SIGPIPE would then
+# fail the check now and then.
 flags=$(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$rest" || true)
+help=""
+[ -x "$binary" ] && help=$("$binary" serve --help)
 for flag in $flags; do
   name=${flag#--}
   if [ -x "$binary" ]; then
-    "$binary" serve --help | grep -qE -- "(^|[ ,])$flag( |,|$)" \
+    grep -qE -- "(^|[ ,])$flag( |,|$)" <<<"$help" \
       || { echo "$(basename "$0"): imago serve has no $flag (its --help)" >&2; exit 1; }
   else
     property=$(sed -E 's/-([a-z])/\U\1/g' <<<"$name")

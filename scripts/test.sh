@@ -11,7 +11,7 @@ swift format lint --strict --recursive Package.swift Sources Tests Examples Benc
 
 echo "== swift build (no warnings allowed)"
 swift build --build-tests 2>&1 | tee .build-log.txt
-if grep -E "warning:" .build-log.txt | grep -v "^warning: '.*': found .* file(s) which are unhandled" | grep -q .; then
+if grep -E "warning:" .build-log.txt | grep -v "^warning: '.*': found .* file(s) which are unhandled" >/dev/null; then
   echo "the build printed warnings" >&2
   exit 1
 fi
@@ -25,14 +25,27 @@ scripts/crash-test.sh 1000
 
 echo "== swift test --sanitize=thread"
 # Any ThreadSanitizer report makes the run exit non-zero, and so fails CI.
-swift test --sanitize=thread --scratch-path .build-tsan
+# The reports go to files, printed last on a failure, so that a log which
+# keeps only its tail still shows them.
+tsan_reports=$PWD/.build-tsan/reports
+rm -rf "$tsan_reports" && mkdir -p "$tsan_reports"
+tsan_status=0
+TSAN_OPTIONS="log_path=$tsan_reports/tsan ${TSAN_OPTIONS:-}" \
+  swift test --sanitize=thread --scratch-path .build-tsan || tsan_status=$?
+if [ "$tsan_status" -ne 0 ]; then
+  for report in "$tsan_reports"/tsan*; do
+    [ -f "$report" ] && { echo "== $report"; head -c 30000 "$report"; }
+  done
+  echo "swift test --sanitize=thread failed ($tsan_status)" >&2
+  exit 1
+fi
 
 echo "== imago demo"
 # The main job: four passes over the generated gallery on the embedded server.
 output=$(swift run imago demo --count 300)
 echo "$output"
 expect_row() {
-  echo "$output" | grep -qE "$1" || { echo "demo: no row matching '$1'" >&2; exit 1; }
+  grep -qE "$1" <<<"$output" || { echo "demo: no row matching '$1'" >&2; exit 1; }
 }
 # pass, images, bytes (value and unit), network requests, disk hits, memory hits
 expect_row '^network +300 +[0-9.]+ [KMG]?i?B +300 +0 +0 '
@@ -68,8 +81,8 @@ scripts/check-systemd-unit.sh   # deploy/imago.service through systemd-analyze v
 echo "== imago cache demo"
 output=$(swift run imago cache demo --count 300 --size-limit 4)
 echo "$output"
-echo "$output" | grep -qE '^memory +300 ' || { echo "cache demo: unexpected memory pass" >&2; exit 1; }
-echo "$output" | grep -q 'detected, removed, reported as a miss' || { echo "cache demo: corruption not detected" >&2; exit 1; }
+grep -qE '^memory +300 ' <<<"$output" || { echo "cache demo: unexpected memory pass" >&2; exit 1; }
+grep -q 'detected, removed, reported as a miss' <<<"$output" || { echo "cache demo: corruption not detected" >&2; exit 1; }
 
 echo "== fuzz"
 # Every decoder under libFuzzer and AddressSanitizer, 60 s each, two at a
