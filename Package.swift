@@ -50,7 +50,9 @@ let package = Package(
         .systemLibrary(name: "CAvif", providers: [.apt(["libavif-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CJxl", providers: [.apt(["libjxl-dev"])]),
-        .target(name: "ImagoCodecs", dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl"]),
+        // Little CMS 2: colour profiles, for conversion to sRGB.
+        .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
+        .target(name: "ImagoCodecs", dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2"]),
         .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl"]),
         .target(
             name: "ImagoCaching",
@@ -120,9 +122,12 @@ let package = Package(
         .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago", "ImagoSandbox"]),
         .testTarget(
             name: "ImagoTests",
-            // CTurboJPEG, CAvif: tests compare the decoders with the libraries'
-            // own behaviour (TurboJPEG's decoding, libavif's strict checks).
-            dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif"]
+            // CTurboJPEG, CAvif, CLcms2: tests compare the decoders with the
+            // libraries' own behaviour (TurboJPEG's decoding, libavif's strict
+            // checks and 16-bit output, lcms's conversions and ΔE2000).
+            dependencies: [
+                "Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif", "CLcms2",
+            ]
         ),
         .testTarget(
             name: "ImagoServerTests",

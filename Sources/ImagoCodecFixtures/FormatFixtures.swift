@@ -232,10 +232,12 @@ public enum FormatFixtures {
     /// left-right) write irot and imir boxes that a viewer must apply.
     /// `crop` writes a clean aperture (clap) box for that rectangle; the
     /// chroma is then subsampled 4:2:0, so that an odd offset is one that
-    /// libavif's strict checks refuse.
+    /// libavif's strict checks refuse. `cicp` labels the colours with
+    /// those code points (H.273 colour primaries and transfer), `depth` is
+    /// the bits per channel coded (8, 10 or 12).
     public static func avif(
         _ images: [Image], durationSeconds: Double = 0.1, quarterTurns: UInt8 = 0, mirrorMode: UInt8? = nil,
-        crop: (x: Int, y: Int, width: Int, height: Int)? = nil
+        crop: (x: Int, y: Int, width: Int, height: Int)? = nil, cicp: (primaries: UInt16, transfer: UInt16)? = nil, depth: UInt32 = 8
     ) throws -> Data {
         guard let encoder = avifEncoderCreate() else { throw Failure(description: "avifEncoderCreate failed") }
         defer { avifEncoderDestroy(encoder) }
@@ -247,10 +249,14 @@ public enum FormatFixtures {
         let flags = images.count == 1 ? avifAddImageFlags(AVIF_ADD_IMAGE_FLAG_SINGLE.rawValue) : avifAddImageFlags(AVIF_ADD_IMAGE_FLAG_NONE.rawValue)
         for image in images {
             let chroma = crop == nil ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420
-            guard let avifImage = avifImageCreate(UInt32(image.width), UInt32(image.height), 8, chroma) else {
+            guard let avifImage = avifImageCreate(UInt32(image.width), UInt32(image.height), depth, chroma) else {
                 throw Failure(description: "avifImageCreate failed")
             }
             defer { avifImageDestroy(avifImage) }
+            if let cicp {
+                avifImage.pointee.colorPrimaries = cicp.primaries
+                avifImage.pointee.transferCharacteristics = cicp.transfer
+            }
             if let crop {
                 // The box gives the crop's size and its centre's offset from
                 // the image's centre, in halves of a pixel.
@@ -346,9 +352,12 @@ public enum FormatFixtures {
 
     /// An HEIC of an RGB `image`, through libheif's x265 encoder, with a
     /// thumbnail fitting `thumbnailBox` pixels, EXIF (a TIFF structure), XMP
-    /// and an ICC profile if given.
+    /// and an ICC profile if given; `nclxPrimaries` labels the colours with
+    /// those H.273 primaries and the sRGB transfer, as an iPhone labels
+    /// Display P3 (12).
     public static func heic(
-        _ image: Image, directory: URL, thumbnailBox: Int? = nil, exif: Data? = nil, xmp: Data? = nil, iccProfile: Data? = nil
+        _ image: Image, directory: URL, thumbnailBox: Int? = nil, exif: Data? = nil, xmp: Data? = nil, iccProfile: Data? = nil,
+        nclxPrimaries: UInt16? = nil
     ) throws -> Data {
         guard let context = heif_context_alloc() else { throw Failure(description: "heif_context_alloc failed") }
         defer { heif_context_free(context) }
@@ -374,8 +383,22 @@ public enum FormatFixtures {
         if let iccProfile {
             try iccProfile.withUnsafeBytes { try check(heif_image_set_raw_color_profile(picture, "prof", $0.baseAddress, $0.count)) }
         }
+        guard let options = heif_encoding_options_alloc() else { throw Failure(description: "heif_encoding_options_alloc failed") }
+        defer { heif_encoding_options_free(options) }
+        let nclx = nclxPrimaries == nil ? nil : heif_nclx_color_profile_alloc()
+        defer { heif_nclx_color_profile_free(nclx) }
+        if let nclxPrimaries, let nclx {
+            try check(heif_nclx_color_profile_set_color_primaries(nclx, nclxPrimaries))
+            try check(heif_nclx_color_profile_set_transfer_characteristics(nclx, 13))
+            try check(heif_nclx_color_profile_set_matrix_coefficients(nclx, 6))
+            nclx.pointee.full_range_flag = 1
+            try check(heif_image_set_nclx_color_profile(picture, nclx))
+            // libheif leaves nclx out by default (macOS once misread it).
+            options.pointee.output_nclx_profile = nclx
+            options.pointee.macOS_compatibility_workaround_no_nclx_profile = 0
+        }
         var handle: OpaquePointer?
-        try check(heif_context_encode_image(context, picture, encoder, nil, &handle))
+        try check(heif_context_encode_image(context, picture, encoder, options, &handle))
         defer { heif_image_handle_release(handle) }
         if let thumbnailBox {
             try check(heif_context_encode_thumbnail(context, picture, handle, encoder, nil, Int32(thumbnailBox), nil))

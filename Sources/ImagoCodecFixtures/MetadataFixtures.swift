@@ -59,13 +59,16 @@ public enum MetadataFixtures {
             """.utf8)
     }
 
-    /// Bytes standing for an ICC profile: a header-like start and `size`
-    /// bytes in all (the encoders carry profiles without reading them).
+    /// Bytes standing for an RGB ICC profile: a header-like start (its
+    /// colour space `RGB `, its signature) and `size` bytes in all. The
+    /// encoders carry profiles without reading them; decoders find it
+    /// unusable, and leave the pixels as stored.
     public static func iccProfile(size: Int) -> Data {
         var bytes = [UInt8](repeating: 0, count: size)
         for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: index &* 31 &+ 7) }
-        let header = Array("acspAPPL".utf8)
-        for (index, byte) in header.enumerated() where 36 + index < size { bytes[36 + index] = byte }
+        for (offset, text) in [(16, "RGB "), (36, "acspAPPL")] {
+            for (index, byte) in text.utf8.enumerated() where offset + index < size { bytes[offset + index] = byte }
+        }
         return Data(bytes)
     }
 }

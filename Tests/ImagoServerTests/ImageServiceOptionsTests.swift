@@ -246,6 +246,28 @@ struct ImageServiceOptionsTests {
         try await server.shutdown()
     }
 
+    @Test("colour: an Adobe RGB source is converted to sRGB and answered without its profile; scp:0 keeps both as stored")
+    func colorProfile() async throws {
+        // Given a JPEG whose pixels are Adobe RGB (Debian's libgs-common profile)
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        let profile = try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color/icc/ghostscript/a98.icc"))
+        let stored = Image(width: 64, height: 48, pixelFormat: .rgb8, pixels: [UInt8]((0..<(64 * 48)).flatMap { _ in [200, 60, 40] }))!
+        server.setRoute("/adobe.jpg", .init(body: try JPEGEncoder(quality: 95, metadata: ImageMetadata(iccProfile: profile)).encode(stored)))
+        let service = try Self.service(in: TemporaryDirectory())
+        let source = server.url("/adobe.jpg")
+        // When answered by default, and with scp:0
+        let converted = await service.respond(to: ServiceRequest(path: Self.plain("w:32/f:png", source)))
+        let kept = await service.respond(to: ServiceRequest(path: Self.plain("w:32/f:png/scp:0", source)))
+        // Then the default answer holds sRGB pixels (a more saturated red) and no profile
+        #expect(converted.status == 200 && kept.status == 200)
+        let convertedPixel = try PNGDecoder().decode(converted.body, options: .init(convertsToSRGB: false)).pixels.prefix(3)
+        #expect(convertedPixel[0] > 215 && ImageMetadata(reading: converted.body).iccProfile == nil, "\(Array(convertedPixel))")
+        // And scp:0 answers the stored pixels with the profile that shows them right
+        let keptPixel = try PNGDecoder().decode(kept.body, options: .init(convertsToSRGB: false)).pixels.prefix(3)
+        #expect(abs(Int(keptPixel[0]) - 200) <= 3 && ImageMetadata(reading: kept.body).iccProfile == profile, "\(Array(keptPixel))")
+        try await server.shutdown()
+    }
+
     @Test("eth: a HEIC's embedded thumbnail is the source when asked; the image otherwise")
     func embeddedThumbnail() async throws {
         let server = try await TestImageServer.start(host: "127.0.0.2")

@@ -23,6 +23,9 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
     /// Whether the image is decoded from a thumbnail the file embeds
     /// (``ImageRequest/prefersEmbeddedThumbnail``).
     public let isEmbeddedThumbnail: Bool
+    /// Whether the colours were converted to sRGB
+    /// (``ImageRequest/convertsToSRGB``).
+    public let convertsToSRGB: Bool
     /// Hashed once: the key is hashed on every memory-cache lookup.
     private let hash: Int
 
@@ -33,19 +36,22 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The key of the image decoded from `dataKey` with these options.
     public init(
-        dataKey: String, targetSize: ImageSize?, contentMode: ContentMode, processorIdentifiers: [String], isEmbeddedThumbnail: Bool = false
+        dataKey: String, targetSize: ImageSize?, contentMode: ContentMode, processorIdentifiers: [String], isEmbeddedThumbnail: Bool = false,
+        convertsToSRGB: Bool = true
     ) {
         self.dataKey = dataKey
         self.targetSize = targetSize
         self.contentMode = targetSize == nil ? .fill : contentMode
         self.processorIdentifiers = processorIdentifiers
         self.isEmbeddedThumbnail = isEmbeddedThumbnail
+        self.convertsToSRGB = convertsToSRGB
         var hasher = Hasher()
         hasher.combine(dataKey)
         hasher.combine(targetSize)
         hasher.combine(self.contentMode)
         hasher.combine(processorIdentifiers)
         hasher.combine(isEmbeddedThumbnail)
+        hasher.combine(convertsToSRGB)
         hash = hasher.finalize()
     }
 
@@ -53,17 +59,18 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
     init(request: ImageRequest) {
         self.init(
             dataKey: request.cacheKey, targetSize: request.targetSize, contentMode: request.contentMode,
-            processorIdentifiers: request.processors.map(\.identifier), isEmbeddedThumbnail: request.prefersEmbeddedThumbnail
+            processorIdentifiers: request.processors.map(\.identifier), isEmbeddedThumbnail: request.prefersEmbeddedThumbnail,
+            convertsToSRGB: request.convertsToSRGB
         )
     }
 
     /// Whether the image is the data decoded as it is (no scaling, no processors).
-    var isOriginal: Bool { targetSize == nil && processorIdentifiers.isEmpty && !isEmbeddedThumbnail }
+    var isOriginal: Bool { targetSize == nil && processorIdentifiers.isEmpty && !isEmbeddedThumbnail && convertsToSRGB }
 
     public static func == (lhs: ImageCacheKey, rhs: ImageCacheKey) -> Bool {
         lhs.hash == rhs.hash && lhs.dataKey == rhs.dataKey && lhs.targetSize == rhs.targetSize
             && lhs.contentMode == rhs.contentMode && lhs.processorIdentifiers == rhs.processorIdentifiers
-            && lhs.isEmbeddedThumbnail == rhs.isEmbeddedThumbnail
+            && lhs.isEmbeddedThumbnail == rhs.isEmbeddedThumbnail && lhs.convertsToSRGB == rhs.convertsToSRGB
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
@@ -74,6 +81,7 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
         if let targetSize { parts.append("\(contentMode.rawValue) \(targetSize)") }
         parts += processorIdentifiers
         if isEmbeddedThumbnail { parts.append("embedded thumbnail") }
+        if !convertsToSRGB { parts.append("colours as stored") }
         return parts.joined(separator: " + ")
     }
 }
@@ -133,6 +141,7 @@ enum DiskKey {
         for identifier in key.processorIdentifiers { field(identifier, to: &encoded) }
         // Last and only when set, so that the keys stored before it existed stay valid.
         if key.isEmbeddedThumbnail { encoded += "t;" }
+        if !key.convertsToSRGB { encoded += "s;" }
         return encoded
     }
 

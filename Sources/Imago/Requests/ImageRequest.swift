@@ -42,6 +42,11 @@ public struct ImageRequest: Sendable {
     /// Whether a thumbnail the file embeds (HEIC, AVIF) is decoded instead
     /// of the main image, when there is one. Default: `false`.
     public var prefersEmbeddedThumbnail = false { didSet { updateImageKey() } }
+    /// Whether colours are converted to sRGB from the profile the file
+    /// declares, as browsers show them. Default: `true`. With `false` the
+    /// pixels are as stored, for an encoder to write with the source's
+    /// profile (``ImageMetadata/iccProfile``).
+    public var convertsToSRGB = true { didSet { updateImageKey() } }
     /// The key of the decoded image: made when the request is made and when
     /// one of its fields changes, not on each lookup.
     private(set) var imageKey: ImageCacheKey

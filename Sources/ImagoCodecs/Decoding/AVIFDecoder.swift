@@ -4,7 +4,9 @@ import Foundation
 
 /// Decodes AVIF with libavif (its AV1 decoder is dav1d or libaom, whichever
 /// Debian's build links), still images and image sequences, 8 to 12 bits
-/// per channel reduced to 8.
+/// per channel reduced to 8. Colours are converted to sRGB from the ICC
+/// profile, else the colour code points (deeper images at 16 bits, before
+/// the reduction), unless ``ImageDecodingOptions/convertsToSRGB`` is off.
 ///
 /// Output: ``Image/PixelFormat/rgba8`` when the image has alpha,
 /// ``Image/PixelFormat/rgb8`` otherwise. AVIF has no scaled decoding, so
@@ -56,6 +58,9 @@ public struct AVIFDecoder: ImageDecoding {
 final class AVIFFrameSource: AnimationFrameSource {
     private let bytes: PinnedBytes
     let decoder: UnsafeMutablePointer<avifDecoder>
+    /// What the frames are converted to sRGB from: the ICC profile, else
+    /// the colour code points; nil to keep them as stored.
+    private var colorSpace: DeclaredColorSpace?
 
     /// Parses the container (no pixels yet) and checks the limits.
     init(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) {
@@ -79,6 +84,13 @@ final class AVIFFrameSource: AnimationFrameSource {
         guard frames <= options.maximumFrameCount else {
             throw ImageDecodingError(code: .tooManyFrames(count: frames, limit: options.maximumFrameCount), format: .avif)
         }
+        if options.convertsToSRGB {
+            if let profile = image.icc.data, image.icc.size > 0 {
+                colorSpace = .icc(Data(bytes: profile, count: image.icc.size))
+            } else {
+                colorSpace = .cicp(primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics))
+            }
+        }
     }
 
     deinit { avifDecoderDestroy(decoder) }
@@ -95,16 +107,36 @@ final class AVIFFrameSource: AnimationFrameSource {
         let width = Int(image.pointee.width)
         let height = Int(image.pointee.height)
         rgb.format = hasAlpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
-        rgb.depth = 8
-        rgb.rowBytes = UInt32(width * channels)
+        let layout: ColorTransform.Layout = hasAlpha ? .rgba8 : .rgb8
+        // Deeper than 8 bits and converted: to 16 bits first, so that the
+        // conversion reduces to 8 bits with nothing lost before it.
+        let wideLayout: ColorTransform.Layout = hasAlpha ? .rgba16 : .rgb16
+        let wide = image.pointee.depth > 8 ? colorSpace.flatMap { ColorTransform.toSRGB(from: $0, wideLayout, to: layout) } : nil
+        let transform = wide ?? colorSpace.flatMap { ColorTransform.toSRGB(from: $0, layout, to: layout) }
+        rgb.depth = wide == nil ? 8 : 16
+        rgb.rowBytes = UInt32(width * channels * (wide == nil ? 1 : 2))
         var converted = AVIF_RESULT_OK
-        let pixels = [UInt8](unsafeUninitializedCapacity: width * height * channels) { output, initialized in
+        var pixels = [UInt8](unsafeUninitializedCapacity: Int(rgb.rowBytes) * height) { output, initialized in
             rgb.pixels = output.baseAddress
             converted = avifImageYUVToRGB(image, &rgb)
             // On failure the buffer is dropped unread.
             initialized = output.count
         }
         try check(converted)
+        if let transform, wide == nil {
+            pixels.withUnsafeMutableBytes { bytes in
+                if let base = bytes.baseAddress { transform.convert(base, into: base, count: width * height) }
+            }
+        } else if let transform {
+            pixels = pixels.withUnsafeBytes { source in
+                [UInt8](unsafeUninitializedCapacity: width * height * channels) { output, initialized in
+                    if let input = source.baseAddress, let target = output.baseAddress {
+                        transform.convert(input, into: target, count: width * height)
+                    }
+                    initialized = output.count
+                }
+            }
+        }
         guard let decoded = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .avif, detail: "inconsistent sizes")
         }

@@ -9,6 +9,9 @@ import Foundation
 /// images are decoded whole and resampled. Image sequences decode as their
 /// primary (still) image. With ``ImageDecodingOptions/prefersEmbeddedThumbnail``
 /// the primary image's first thumbnail is decoded instead, if it has one.
+/// Colours are converted to sRGB from the ICC profile or the nclx code
+/// points (after libheif's reduction to 8 bits), unless
+/// ``ImageDecodingOptions/convertsToSRGB`` is off.
 public struct HEIFDecoder: ImageDecoding {
     /// Creates a HEIF decoder.
     public init() {}
@@ -100,7 +103,26 @@ public struct HEIFDecoder: ImageDecoding {
         guard let image = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .heic, detail: "inconsistent sizes")
         }
-        return image
+        return options.convertsToSRGB ? image.convertedToSRGB(from: colorSpace(of: handle)) : image
+    }
+
+    /// The image's colour: its ICC profile (prof or rICC), else its nclx
+    /// code points (an iPhone's Display P3 comes as nclx).
+    static func colorSpace(of handle: OpaquePointer) -> DeclaredColorSpace? {
+        if let profile = iccProfile(of: handle) { return .icc(profile) }
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else { return nil }
+        defer { heif_nclx_color_profile_free(nclx) }
+        return .cicp(primaries: Int(nclx.pointee.color_primaries.rawValue), transfer: Int(nclx.pointee.transfer_characteristics.rawValue))
+    }
+
+    /// The image's ICC profile, unless it is larger than ``ImageMetadata/maximumBlockSize``.
+    static func iccProfile(of handle: OpaquePointer) -> Data? {
+        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        guard size > 0, size <= ImageMetadata.maximumBlockSize else { return nil }
+        var profile = Data(count: size)
+        let status = profile.withUnsafeMutableBytes { heif_image_handle_get_raw_color_profile(handle, $0.baseAddress) }
+        return status.code == heif_error_Ok ? profile : nil
     }
 
     private static func check(_ error: heif_error) throws(ImageDecodingError) {

@@ -37,19 +37,28 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// the camera that wrote it chose. Default: `false`.
     public var prefersEmbeddedThumbnail: Bool
 
+    /// Whether pixels are converted to sRGB from the colour space the file
+    /// declares (an ICC profile; AVIF and HEIC colour code points; PNG
+    /// gAMA and cHRM), as browsers show them. Default: `true`. With
+    /// `false` the pixels come as stored, for an encoder to write with the
+    /// source's profile (``ImageMetadata/iccProfile``).
+    public var convertsToSRGB: Bool
+
     /// Creates decoding options.
     public init(
         targetSize: ImageSize? = nil,
         contentMode: ContentMode = .fill,
         maximumPixelCount: Int = 100_000_000,
         maximumFrameCount: Int = 1_000,
-        prefersEmbeddedThumbnail: Bool = false
+        prefersEmbeddedThumbnail: Bool = false,
+        convertsToSRGB: Bool = true
     ) {
         self.targetSize = targetSize
         self.contentMode = contentMode
         self.maximumPixelCount = maximumPixelCount
         self.maximumFrameCount = maximumFrameCount
         self.prefersEmbeddedThumbnail = prefersEmbeddedThumbnail
+        self.convertsToSRGB = convertsToSRGB
     }
 
     /// The size an image of `size` is shown at: scaled down, keeping its

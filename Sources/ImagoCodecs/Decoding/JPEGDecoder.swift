@@ -8,6 +8,9 @@ import Foundation
 /// Grayscale JPEGs decode to ``Image/PixelFormat/gray8``, CMYK and YCCK ones
 /// are converted to RGB (Adobe's inverted CMYK, as virtually all CMYK JPEGs
 /// are written), everything else decodes to ``Image/PixelFormat/rgb8``.
+/// An embedded ICC profile (APP2) is converted from, to sRGB, unless
+/// ``ImageDecodingOptions/convertsToSRGB`` is off; CMYK without one is
+/// converted as browsers do.
 /// libjpeg warnings (a truncated scan, extraneous bytes before a marker) do
 /// not fail the decode, as in browsers; the damaged part shows as gray. An
 /// error that follows a warning still fails it. The EXIF
@@ -28,15 +31,17 @@ public struct JPEGDecoder: ImageDecoding {
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count > 0 else {
                 return .failure(ImageDecodingError(code: .corrupt, format: .jpeg, detail: "empty data"))
             }
+            let profile = options.convertsToSRGB ? JPEGSegments.iccProfile(in: bytes) : nil
             return Result { () throws(ImageDecodingError) in
-                try decode(handle, base, UInt(bytes.count), orientation: orientation, options: options)
+                try decode(handle, base, UInt(bytes.count), orientation: orientation, profile: profile, options: options)
             }
         }
         return orientation.apply(to: try result.get())
     }
 
     private func decode(
-        _ handle: tjhandle, _ jpeg: UnsafePointer<UInt8>, _ size: UInt, orientation: ImageOrientation, options: ImageDecodingOptions
+        _ handle: tjhandle, _ jpeg: UnsafePointer<UInt8>, _ size: UInt, orientation: ImageOrientation, profile: Data?,
+        options: ImageDecodingOptions
     ) throws(ImageDecodingError) -> Image {
         var width: Int32 = 0
         var height: Int32 = 0
@@ -70,10 +75,11 @@ public struct JPEGDecoder: ImageDecoding {
             guard isWarning(handle) else { throw error(handle) }
             buffer = try decodeAfterWarning(handle, jpeg, size, scaled, format: format, count: buffer.count)
         }
-        if isCMYK { buffer = Self.rgb(fromInvertedCMYK: buffer) }
+        let space = profile.map(DeclaredColorSpace.icc)
+        if isCMYK { buffer = Self.rgb(fromInvertedCMYK: buffer, convertingFrom: space) }
         let image = Image(width: scaled.width, height: scaled.height, pixelFormat: isGray ? .gray8 : .rgb8, pixels: buffer)
         guard let image else { throw ImageDecodingError(code: .corrupt, format: .jpeg, detail: "inconsistent sizes") }
-        return image
+        return isCMYK ? image : image.convertedToSRGB(from: space)
     }
 
     /// Decodes again after a warning, into two buffers filled differently.
@@ -125,11 +131,19 @@ public struct JPEGDecoder: ImageDecoding {
         )
     }
 
-    /// Adobe writes CMYK JPEGs inverted (255 = no ink), so R = C * K / 255.
-    static func rgb(fromInvertedCMYK cmyk: [UInt8]) -> [UInt8] {
+    /// sRGB pixels for CMYK ones, which Adobe writes inverted (255 = no
+    /// ink): through the file's CMYK profile when it has one, else as
+    /// browsers show CMYK without a profile, R = C * K / 255 (on the
+    /// inverted values).
+    static func rgb(fromInvertedCMYK cmyk: [UInt8], convertingFrom space: DeclaredColorSpace? = nil) -> [UInt8] {
         let count = cmyk.count / 4
+        let transform = space.flatMap { ColorTransform.toSRGB(from: $0, .invertedCMYK8, to: .rgb8) }
         return [UInt8](unsafeUninitializedCapacity: count * 3) { rgb, initialized in
             cmyk.withUnsafeBufferPointer { source in
+                if let transform, let input = source.baseAddress, let output = rgb.baseAddress {
+                    transform.convert(input, into: output, count: count)
+                    return
+                }
                 for i in 0..<count {
                     let k = UInt32(source[i * 4 + 3])
                     rgb[i * 3] = UInt8(UInt32(source[i * 4]) * k / 255)

@@ -8,7 +8,9 @@ import Foundation
 /// for gray images, ``Image/PixelFormat/rgb8`` or ``Image/PixelFormat/rgba8``
 /// otherwise. The orientation in the header is applied, so the image comes
 /// out upright. libjxl (0.7 on Debian 12) has no scaled decoding: images are
-/// decoded whole and resampled to the target size.
+/// decoded whole and resampled to the target size. Colours other than sRGB
+/// are converted to it from the profile libjxl gives for its pixels, unless
+/// ``ImageDecodingOptions/convertsToSRGB`` is off.
 public struct JXLDecoder: ImageDecoding {
     /// Creates a JPEG XL decoder.
     public init() {}
@@ -21,7 +23,7 @@ public struct JXLDecoder: ImageDecoding {
         }
         defer { JxlDecoderDestroy(decoder) }
         let bytes = PinnedBytes(data)
-        let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
+        let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
         guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
             JxlDecoderSetInput(decoder, bytes.baseAddress.assumingMemoryBound(to: UInt8.self), bytes.count) == JXL_DEC_SUCCESS
         else {
@@ -44,14 +46,16 @@ public struct JXLDecoder: ImageDecoding {
         guard let image = Image(width: layout.width, height: layout.height, pixelFormat: layout.pixelFormat, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .jxl, detail: "inconsistent sizes")
         }
-        return options.scaled(image)
+        return options.scaled(options.convertsToSRGB ? image.convertedToSRGB(from: layout.colorSpace) : image)
     }
 
-    /// The image's size and layout, from the basic info.
+    /// The image's size and layout, from the basic info, and the colour
+    /// space of the pixels libjxl gives.
     private struct Layout {
         var width: Int
         var height: Int
         var pixelFormat: Image.PixelFormat
+        var colorSpace: DeclaredColorSpace?
 
         var byteCount: Int { width * height * pixelFormat.bytesPerPixel }
 
@@ -74,6 +78,29 @@ public struct JXLDecoder: ImageDecoding {
                 case (false, false): .rgb8
                 case (false, true): .rgba8
                 }
+            try Self.run(decoder, until: JXL_DEC_COLOR_ENCODING)
+            colorSpace = Self.colorSpace(decoder)
+        }
+
+        /// The pixels' colour space: nil for sRGB (or sRGB's curve on gray),
+        /// else the ICC profile libjxl gives for them.
+        static func colorSpace(_ decoder: OpaquePointer) -> DeclaredColorSpace? {
+            var encoding = JxlColorEncoding()
+            if JxlDecoderGetColorAsEncodedProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &encoding) == JXL_DEC_SUCCESS,
+                encoding.transfer_function == JXL_TRANSFER_FUNCTION_SRGB, encoding.white_point == JXL_WHITE_POINT_D65,
+                encoding.color_space == JXL_COLOR_SPACE_GRAY || encoding.primaries == JXL_PRIMARIES_SRGB
+            {
+                return nil
+            }
+            var size = 0
+            guard JxlDecoderGetICCProfileSize(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &size) == JXL_DEC_SUCCESS,
+                size > 0, size <= ImageMetadata.maximumBlockSize
+            else { return nil }
+            var profile = Data(count: size)
+            let status = profile.withUnsafeMutableBytes {
+                JxlDecoderGetColorAsICCProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), size)
+            }
+            return status == JXL_DEC_SUCCESS ? .icc(profile) : nil
         }
 
         /// Runs the decoder through the first frame, into `buffer`, which must

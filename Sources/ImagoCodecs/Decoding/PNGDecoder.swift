@@ -7,9 +7,11 @@ import Foundation
 /// Output: gray without transparency ``Image/PixelFormat/gray8``; gray with
 /// an alpha channel or tRNS ``Image/PixelFormat/grayAlpha8``; truecolour or
 /// palette without transparency ``Image/PixelFormat/rgb8``; anything with
-/// transparency ``Image/PixelFormat/rgba8``. Gamma (gAMA) is not applied:
-/// the samples are returned as stored, as browsers without colour
-/// management show them. CRC and zlib errors fail the decode.
+/// transparency ``Image/PixelFormat/rgba8``. Colours are converted to sRGB
+/// (unless ``ImageDecodingOptions/convertsToSRGB`` is off) from the iCCP
+/// profile, else, without an sRGB chunk, from gAMA and cHRM, as browsers
+/// do; a 16-bit image is converted before it is reduced to 8 bits. CRC and
+/// zlib errors fail the decode.
 ///
 /// With a target size smaller than the image, the rows are streamed from
 /// libspng into the resampler one at a time, so a thumbnail of a huge PNG
@@ -54,7 +56,10 @@ public struct PNGDecoder: ImageDecoding {
         let hasAlpha = hasTRNS || colorType == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue || colorType == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA.rawValue
         // libspng's G8 and GA8 outputs do not cover every gray bit depth; RGB(A)8
         // covers all colour types, and gray is taken back from the red channel.
-        let layout = Layout(isGray: isGray, hasAlpha: hasAlpha)
+        var layout = Layout(isGray: isGray, hasAlpha: hasAlpha)
+        if options.convertsToSRGB, let space = Self.colorSpace(context) {
+            layout.convert(from: space, sixteenBits: header.bit_depth == 16)
+        }
         let size = options.outputSize(for: ImageSize(width: width, height: height))
         let image: Image?
         if size.width < width || size.height < height, header.interlace_method == 0 {
@@ -71,12 +76,15 @@ public struct PNGDecoder: ImageDecoding {
         return image
     }
 
-    /// What libspng is asked for and what the image keeps of it.
+    /// What libspng is asked for, what the image keeps of it, and the
+    /// conversion to sRGB on the way.
     private struct Layout {
         var spngFormat: Int32
         var pixelFormat: Image.PixelFormat
         /// The channels kept of each decoded pixel (all of them for colour).
         var kept: [Int]
+        /// From the decoded (or kept) pixels to ``pixelFormat``'s, in sRGB.
+        var transform: ColorTransform?
 
         init(isGray: Bool, hasAlpha: Bool) {
             spngFormat = Int32(hasAlpha ? SPNG_FMT_RGBA8.rawValue : SPNG_FMT_RGB8.rawValue)
@@ -88,7 +96,61 @@ public struct PNGDecoder: ImageDecoding {
             }
         }
 
-        var decodedChannels: Int { pixelFormat.hasAlpha ? 4 : 3 }
+        /// Converts from `space`: a 16-bit colour image is decoded at 16
+        /// bits and reduced to 8 by the conversion itself, so that no
+        /// precision is lost before it.
+        mutating func convert(from space: DeclaredColorSpace, sixteenBits: Bool) {
+            let output = ColorTransform.Layout(pixelFormat)
+            if sixteenBits, pixelFormat == .rgb8 || pixelFormat == .rgba8,
+                let wide = ColorTransform.toSRGB(from: space, .rgba16, to: output)
+            {
+                spngFormat = Int32(SPNG_FMT_RGBA16.rawValue)
+                transform = wide
+            } else {
+                transform = ColorTransform.toSRGB(from: space, output, to: output)
+            }
+        }
+
+        var isWide: Bool { spngFormat == Int32(SPNG_FMT_RGBA16.rawValue) }
+        var decodedBytesPerPixel: Int { isWide ? 8 : pixelFormat.hasAlpha ? 4 : 3 }
+
+        /// One row of `width` decoded pixels as the image keeps them, in
+        /// `kept` (`width` pixels of ``pixelFormat``).
+        func keep(_ decoded: UnsafeMutableBufferPointer<UInt8>, width: Int, into kept: UnsafeMutableBufferPointer<UInt8>) {
+            guard let source = decoded.baseAddress, let target = kept.baseAddress else { return }
+            if isWide {
+                transform?.convert(source, into: target, count: width)
+                return
+            }
+            if self.kept.count < decodedBytesPerPixel {
+                PNGDecoder.keepChannels(UnsafeBufferPointer(decoded), stride: decodedBytesPerPixel, self.kept, into: kept)
+                transform?.convert(target, into: target, count: width)
+            } else if let transform {
+                transform.convert(source, into: target, count: width)
+            } else {
+                target.update(from: source, count: width * decodedBytesPerPixel)
+            }
+        }
+    }
+
+    /// The colour space the file declares: iCCP, else none with sRGB, else
+    /// gAMA and cHRM (browsers honour them without iCCP or sRGB).
+    private static func colorSpace(_ context: OpaquePointer) -> DeclaredColorSpace? {
+        var profile = spng_iccp()
+        if spng_get_iccp(context, &profile) == 0, let bytes = profile.profile {
+            return .icc(Data(bytes: bytes, count: profile.profile_len))
+        }
+        var intent: UInt8 = 0
+        if spng_get_srgb(context, &intent) == 0 { return nil }
+        var gamma: UInt32 = 0
+        let hasGamma = spng_get_gama_int(context, &gamma) == 0
+        var white = spng_chrm_int()
+        let hasChromaticities = spng_get_chrm_int(context, &white) == 0
+        guard hasGamma || hasChromaticities else { return nil }
+        let chromaticities = [
+            white.white_point_x, white.white_point_y, white.red_x, white.red_y, white.green_x, white.green_y, white.blue_x, white.blue_y,
+        ]
+        return .pngChunks(gamma: hasGamma ? Int(gamma) : nil, chromaticities: hasChromaticities ? chromaticities.map { Int($0) } : nil)
     }
 
     private func decodeWhole(_ context: OpaquePointer, width: Int, height: Int, layout: Layout) throws(ImageDecodingError) -> Image? {
@@ -99,8 +161,21 @@ public struct PNGDecoder: ImageDecoding {
             buffer.withUnsafeMutableBytes { output in
                 spng_decode_image(context, output.baseAddress, output.count, layout.spngFormat, Int32(SPNG_DECODE_TRNS.rawValue))
             })
-        if layout.kept.count < layout.decodedChannels {
-            buffer = Self.keepChannels(buffer, stride: layout.decodedChannels, layout.kept)
+        if layout.isWide || layout.kept.count < layout.decodedBytesPerPixel || layout.transform != nil {
+            let rowBytes = width * layout.pixelFormat.bytesPerPixel
+            buffer = buffer.withUnsafeMutableBufferPointer { decoded in
+                [UInt8](unsafeUninitializedCapacity: rowBytes * height) { kept, initialized in
+                    let decodedRowBytes = width * layout.decodedBytesPerPixel
+                    for row in 0..<height {
+                        layout.keep(
+                            UnsafeMutableBufferPointer(rebasing: decoded[(row * decodedRowBytes)..<((row + 1) * decodedRowBytes)]),
+                            width: width,
+                            into: UnsafeMutableBufferPointer(rebasing: kept[(row * rowBytes)..<((row + 1) * rowBytes)])
+                        )
+                    }
+                    initialized = rowBytes * height
+                }
+            }
         }
         return Image(width: width, height: height, pixelFormat: layout.pixelFormat, pixels: buffer)
     }
@@ -113,8 +188,8 @@ public struct PNGDecoder: ImageDecoding {
     ) throws(ImageDecodingError) -> Image? {
         let flags = Int32(SPNG_DECODE_TRNS.rawValue | SPNG_DECODE_PROGRESSIVE.rawValue)
         try check(spng_decode_image(context, nil, 0, layout.spngFormat, flags))
-        let decoded = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: width * layout.decodedChannels)
-        let kept = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: width * layout.kept.count)
+        let decoded = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: width * layout.decodedBytesPerPixel)
+        let kept = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: width * layout.pixelFormat.bytesPerPixel)
         defer {
             decoded.deallocate()
             kept.deallocate()
@@ -128,8 +203,7 @@ public struct PNGDecoder: ImageDecoding {
         let image = try ImageResizer.resize(width: width, height: height, pixelFormat: layout.pixelFormat, to: size) {
             (_: Int) throws(ImageDecodingError) -> UnsafeBufferPointer<UInt8> in
             try nextRow()
-            guard layout.kept.count < layout.decodedChannels else { return UnsafeBufferPointer(decoded) }
-            Self.keepChannels(UnsafeBufferPointer(decoded), stride: layout.decodedChannels, layout.kept, into: kept)
+            layout.keep(decoded, width: width, into: kept)
             return UnsafeBufferPointer(kept)
         }
         // The resampler may not need the last rows; they are still read, checked.
@@ -138,14 +212,6 @@ public struct PNGDecoder: ImageDecoding {
     }
 
     /// Keeps the channels at `offsets` of each `stride`-byte pixel.
-    static func keepChannels(_ pixels: [UInt8], stride: Int, _ offsets: [Int]) -> [UInt8] {
-        let count = pixels.count / stride
-        return [UInt8](unsafeUninitializedCapacity: count * offsets.count) { output, initialized in
-            pixels.withUnsafeBufferPointer { keepChannels($0, stride: stride, offsets, into: output) }
-            initialized = count * offsets.count
-        }
-    }
-
     static func keepChannels(_ source: UnsafeBufferPointer<UInt8>, stride: Int, _ offsets: [Int], into output: UnsafeMutableBufferPointer<UInt8>) {
         var target = 0
         for pixel in 0..<(source.count / stride) {

@@ -8,7 +8,8 @@ import Foundation
 /// Output: ``Image/PixelFormat/rgba8`` when the image has alpha,
 /// ``Image/PixelFormat/rgb8`` otherwise; animation frames are always RGBA.
 /// A still image's EXIF orientation is applied, as for JPEG, so it comes out
-/// upright; animations are shown as stored.
+/// upright; animations are shown as stored. An ICCP profile is converted
+/// from, to sRGB, unless ``ImageDecodingOptions/convertsToSRGB`` is off.
 public struct WebPDecoder: ImageDecoding {
     /// Creates a WebP decoder.
     public init() {}
@@ -24,8 +25,21 @@ public struct WebPDecoder: ImageDecoding {
         // For an animation these are the canvas's: checked before the
         // animation decoder allocates it.
         try options.checkPixelCount(width: Int(features.width), height: Int(features.height), format: .webp)
-        if features.has_animation != 0 { return try decodeAnimation(data, options: options) }
-        return try decodeStill(data, features: features, options: options)
+        let space = options.convertsToSRGB ? Self.colorSpace(of: data) : nil
+        if features.has_animation != 0 { return try decodeAnimation(data, space: space, options: options) }
+        return try decodeStill(data, features: features, options: options).convertedToSRGB(from: space)
+    }
+
+    /// The ICC profile of the ICCP chunk, if there is one.
+    private static func colorSpace(of data: Data) -> DeclaredColorSpace? {
+        var profile: Data?
+        data.withUnsafeBytes { bytes in
+            RIFFChunks.forEach(in: bytes) { code, payload in
+                if code.isText("ICCP") { profile = Data(payload) }
+                return profile == nil
+            }
+        }
+        return profile.map(DeclaredColorSpace.icc)
     }
 
     private func decodeStill(_ data: Data, features: WebPBitstreamFeatures, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
@@ -65,8 +79,9 @@ public struct WebPDecoder: ImageDecoding {
         return orientation.apply(to: image)
     }
 
-    private func decodeAnimation(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
-        let source = try WebPFrameSource(data)
+    private func decodeAnimation(_ data: Data, space: DeclaredColorSpace?, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        let transform = space.flatMap { ColorTransform.toSRGB(from: $0, .rgba8, to: .rgba8) }
+        let source = try WebPFrameSource(data, transform: transform)
         var info = WebPAnimInfo()
         guard WebPAnimDecoderGetInfo(source.decoder, &info) != 0, let demuxer = WebPAnimDecoderGetDemuxer(source.decoder) else {
             throw ImageDecodingError(code: .corrupt, format: .webp, detail: "unreadable animation header")
@@ -89,7 +104,7 @@ public struct WebPDecoder: ImageDecoding {
             frameDurations: durations,
             frameSize: options.outputSize(for: ImageSize(width: Int(info.canvas_width), height: Int(info.canvas_height))),
             source: source,
-            makeSource: { () throws(ImageDecodingError) in try WebPFrameSource(data) }
+            makeSource: { () throws(ImageDecodingError) in try WebPFrameSource(data, transform: transform) }
         )
     }
 
@@ -108,13 +123,16 @@ public struct WebPDecoder: ImageDecoding {
 }
 
 /// One pass over an animated WebP's frames with libwebpdemux's animation
-/// decoder, which composites each frame onto the canvas.
+/// decoder, which composites each frame onto the canvas, then converts it
+/// to sRGB with `transform`, if any.
 final class WebPFrameSource: AnimationFrameSource {
     private let bytes: PinnedBytes
+    private let transform: ColorTransform?
     let decoder: OpaquePointer
 
-    init(_ data: Data) throws(ImageDecodingError) {
+    init(_ data: Data, transform: ColorTransform? = nil) throws(ImageDecodingError) {
         bytes = PinnedBytes(data)
+        self.transform = transform
         var options = WebPAnimDecoderOptions()
         guard WebPAnimDecoderOptionsInit(&options) != 0 else {
             throw ImageDecodingError(code: .corrupt, format: .webp, detail: "libwebpdemux version mismatch")
@@ -137,7 +155,12 @@ final class WebPFrameSource: AnimationFrameSource {
             throw ImageDecodingError(code: .corrupt, format: .webp, detail: "damaged animation frame")
         }
         let count = Int(info.canvas_width) * Int(info.canvas_height) * 4
-        let pixels = Array(UnsafeBufferPointer(start: canvas, count: count))
+        var pixels = Array(UnsafeBufferPointer(start: canvas, count: count))
+        if let transform {
+            pixels.withUnsafeMutableBytes { bytes in
+                if let base = bytes.baseAddress { transform.convert(base, into: base, count: count / 4) }
+            }
+        }
         guard let image = Image(width: Int(info.canvas_width), height: Int(info.canvas_height), pixelFormat: .rgba8, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .webp, detail: "inconsistent sizes")
         }

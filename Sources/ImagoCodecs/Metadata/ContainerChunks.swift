@@ -20,6 +20,23 @@ enum JPEGSegments {
         }
     }
 
+    /// The ICC profile of APP2 segments, which split it into chunks
+    /// numbered 1...count; nil when there is none or a chunk is missing.
+    static func iccProfile(in bytes: UnsafeRawBufferPointer) -> Data? {
+        var chunks: [Int: UnsafeRawBufferPointer] = [:]
+        var count = 0
+        forEach(in: bytes) { marker, payload in
+            if marker == 0xE2, let chunk = payload.dropping(prefix: "ICC_PROFILE\0"), chunk.count > 2 {
+                count = Int(chunk[1])
+                chunks[Int(chunk[0])] = UnsafeRawBufferPointer(rebasing: chunk[2...])
+            }
+            return true
+        }
+        let ordered = (1...max(1, count)).compactMap { chunks[$0] }
+        guard count > 0, ordered.count == count else { return nil }
+        return ordered.reduce(into: Data()) { $0.append(contentsOf: $1) }
+    }
+
     /// Where metadata segments go in an encoder's output: after SOI and the
     /// JFIF segment (APP0) if there is one; nil if `bytes` is not a JPEG.
     static func insertionPoint(in bytes: UnsafeRawBufferPointer) -> Int? {

@@ -25,8 +25,7 @@ extension ImageMetadata {
     }
 
     private mutating func readJPEG(_ bytes: UnsafeRawBufferPointer) {
-        var profileChunks: [Int: Data] = [:]
-        var profileChunkCount = 0
+        iccProfile = JPEGSegments.iccProfile(in: bytes)
         JPEGSegments.forEach(in: bytes) { marker, payload in
             switch marker {
             case 0xE1:
@@ -35,20 +34,12 @@ extension ImageMetadata {
                 } else if xmp == nil, let packet = payload.dropping(prefix: "http://ns.adobe.com/xap/1.0/\0") {
                     xmp = Data(packet)
                 }
-            case 0xE2:
-                // An ICC profile is split over segments numbered 1...count.
-                if let chunk = payload.dropping(prefix: "ICC_PROFILE\0"), chunk.count > 2 {
-                    profileChunkCount = Int(chunk[1])
-                    profileChunks[Int(chunk[0])] = Data(chunk[2...])
-                }
             case 0xED:
                 if iptc == nil, let resources = payload.dropping(prefix: PhotoshopResources.signature) { iptc = Data(resources) }
             default: break
             }
             return true
         }
-        let chunks = (1...max(1, profileChunkCount)).compactMap { profileChunks[$0] }
-        if profileChunkCount > 0, chunks.count == profileChunkCount { iccProfile = chunks.reduce(Data(), +) }
     }
 
     private mutating func readWebP(_ bytes: UnsafeRawBufferPointer) {
@@ -107,13 +98,7 @@ extension ImageMetadata {
 
     private mutating func readHEIC(_ data: Data) {
         let read = try? HEIFDecoder.withPrimaryImage(of: data) { _, handle throws(ImageDecodingError) -> ImageMetadata in
-            var metadata = ImageMetadata()
-            let profileSize = heif_image_handle_get_raw_color_profile_size(handle)
-            if profileSize > 0, profileSize <= Self.maximumBlockSize {
-                var profile = Data(count: profileSize)
-                let status = profile.withUnsafeMutableBytes { heif_image_handle_get_raw_color_profile(handle, $0.baseAddress) }
-                if status.code == heif_error_Ok { metadata.iccProfile = profile }
-            }
+            var metadata = ImageMetadata(iccProfile: HEIFDecoder.iccProfile(of: handle))
             let count = Int(heif_image_handle_get_number_of_metadata_blocks(handle, nil))
             var ids = [heif_item_id](repeating: 0, count: count)
             let listed = Int(heif_image_handle_get_list_of_metadata_block_IDs(handle, nil, &ids, Int32(count)))

@@ -31,6 +31,14 @@ public struct ImageMetadata: Sendable, Hashable {
         self.iccProfile = iccProfile
     }
 
+    /// Whether the ICC profile describes RGB pixels (its header's colour
+    /// space is `RGB `): the only kind an encoder may keep for an RGB or
+    /// RGBA answer; a CMYK or gray one describes other pixels.
+    public var hasRGBProfile: Bool {
+        guard let iccProfile, iccProfile.count >= 20 else { return false }
+        return iccProfile[iccProfile.startIndex + 16..<iccProfile.startIndex + 20].elementsEqual("RGB ".utf8)
+    }
+
     /// Whether there is nothing to write.
     public var isEmpty: Bool { exif == nil && xmp == nil && iptc == nil && iccProfile == nil }
 

@@ -197,7 +197,7 @@ extension EncodedResult {
         return Data(lines.joined(separator: "\n").utf8)
     }
 
-    private static let storedVersion = "imago-result-1"
+    private static let storedVersion = "imago-result-2"
 
     /// An answer read back from disk; nil if its metadata does not parse
     /// (an entry of another version: answered again, then replaced).

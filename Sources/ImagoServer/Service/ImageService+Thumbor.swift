@@ -116,18 +116,23 @@ extension ImageService {
 
     /// Decodes `data` whole, lays it out with `processor` and encodes it as
     /// the URL's filters say: the source's format unless `format()` names
-    /// one, quality 80 unless `quality()` does, the ICC profile kept unless
-    /// `strip_icc()`, no EXIF (thumbor writes none by default).
+    /// one, quality 80 unless `quality()` does, an RGB ICC profile kept
+    /// with the pixels as stored, as thumbor keeps it, unless `strip_icc()`
+    /// (then the colours are converted to sRGB, which thumbor does not do),
+    /// no EXIF (thumbor writes none by default).
     func transform(_ data: Data, of url: URL, thumbor processor: ThumborProcessor, settings: ThumborAnswerSettings) async throws(ServiceError)
         -> (Data, mediaType: String)
     {
         let format = try settings.outputFormat(source: ImageFormat(sniffing: data))
         let quality = settings.quality ?? configuration.quality
-        let metadata = ImageMetadata(iccProfile: settings.stripsProfile ? nil : ImageMetadata(reading: data).iccProfile)
+        let read = settings.stripsProfile ? ImageMetadata() : ImageMetadata(reading: data)
+        let metadata = ImageMetadata(iccProfile: read.hasRGBProfile ? read.iccProfile : nil)
         let encoder: any ImageEncoding =
             settings.maximumBytes > 0
             ? FittingEncoder(quality: quality, maximumBytes: settings.maximumBytes) { format.encoder(quality: $0, metadata: metadata) }
             : format.encoder(quality: quality, metadata: metadata)
-        return try await render(data, as: ImageRequest(url: url, processors: [processor]), encodedWith: encoder)
+        var request = ImageRequest(url: url, processors: [processor])
+        request.convertsToSRGB = metadata.iccProfile == nil
+        return try await render(data, as: request, encodedWith: encoder)
     }
 }

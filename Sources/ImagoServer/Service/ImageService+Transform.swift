@@ -69,10 +69,12 @@ extension ImageService {
             maximumResultDimension: min(configuration.maximumResultDimension, options.sourceLimits.maximumResultDimension ?? .max),
             watermark: watermarkImage
         )
+        let metadata = options.keptMetadata(of: data, header: header)
         var request = ImageRequest(url: url, targetSize: layout.decodeSize, contentMode: .fill, processors: [layout])
         request.prefersEmbeddedThumbnail = options.enforceThumbnail
+        // A kept profile describes the pixels as stored; else they are converted.
+        request.convertsToSRGB = metadata.iccProfile == nil
         let quality = format.quality(options, serviceQuality: configuration.quality, serviceFormatQuality: configuration.formatQuality)
-        let metadata = options.keptMetadata(of: data, header: header)
         let encoder: any ImageEncoding =
             options.maxBytes > 0
             ? FittingEncoder(quality: quality, maximumBytes: options.maxBytes) { format.encoder(quality: $0, metadata: metadata) }
@@ -89,7 +91,8 @@ extension ImageService {
         Data, mediaType: String
     ) {
         let decoding = ImageDecodingOptions(
-            targetSize: request.targetSize, contentMode: request.contentMode, prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail
+            targetSize: request.targetSize, contentMode: request.contentMode, prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail,
+            convertsToSRGB: request.convertsToSRGB
         )
         let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
         guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: request.cacheKey) }

@@ -17,7 +17,8 @@ struct DecodeStage {
             contentMode: request.contentMode,
             maximumPixelCount: configuration.maximumPixelCount,
             maximumFrameCount: configuration.maximumFrameCount,
-            prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail
+            prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail,
+            convertsToSRGB: request.convertsToSRGB
         )
         decoders = configuration.decoders
     }
