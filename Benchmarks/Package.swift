@@ -82,6 +82,12 @@ let package = Package(
             name: "DiskDurability",
             dependencies: [.product(name: "ImagoCaching", package: "Imago")]
         ),
+        // Prints what converting a profiled source to sRGB adds to a cold
+        // answer's image work (decode, resample, encode), in one run.
+        .executableTarget(
+            name: "ColorCost",
+            dependencies: ["CacheWorkloads", .product(name: "Imago", package: "Imago")]
+        ),
         // TurboJPEG called directly, for the ceiling the Thumbnails benchmark
         // compares against (the library's own CTurboJPEG module is no product).
         .systemLibrary(name: "CTurboJPEGDirect", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),

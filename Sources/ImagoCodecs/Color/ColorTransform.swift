@@ -68,18 +68,27 @@ final class ColorTransform: @unchecked Sendable {
         }
     }
 
-    private let handle: cmsHTRANSFORM
+    /// What converts: lcms, or for 8-bit pixels of a matrix-shaper profile
+    /// (most embedded profiles), the faster ``MatrixShaper``.
+    private enum Engine {
+        case lcms(cmsHTRANSFORM)
+        case matrixShaper(MatrixShaper)
+    }
+
+    private let engine: Engine
     /// The layouts converted between.
     let input: Layout
     let output: Layout
 
-    private init(handle: cmsHTRANSFORM, input: Layout, output: Layout) {
-        self.handle = handle
+    private init(engine: Engine, input: Layout, output: Layout) {
+        self.engine = engine
         self.input = input
         self.output = output
     }
 
-    deinit { cmsDeleteTransform(handle) }
+    deinit {
+        if case .lcms(let handle) = engine { cmsDeleteTransform(handle) }
+    }
 
     /// The transform from `space` to sRGB for pixels in `input` written as
     /// `output`; nil when there is nothing to convert (`space` is sRGB),
@@ -101,7 +110,10 @@ final class ColorTransform: @unchecked Sendable {
     /// ``output``); the two may be the same memory when the layouts are the
     /// same size.
     func convert(_ source: UnsafeRawPointer, into target: UnsafeMutableRawPointer, count: Int) {
-        cmsDoTransform(handle, source, target, cmsUInt32Number(count))
+        switch engine {
+        case .lcms(let handle): cmsDoTransform(handle, source, target, cmsUInt32Number(count))
+        case .matrixShaper(let shaper): shaper.convert(source, into: target, count: count, bytesPerPixel: input.bytesPerPixel)
+        }
     }
 
     /// `rows` rows of `width` pixels, `sourceStride` and `targetStride` bytes apart.
@@ -109,10 +121,15 @@ final class ColorTransform: @unchecked Sendable {
         _ source: UnsafeRawPointer, stride sourceStride: Int, into target: UnsafeMutableRawPointer, stride targetStride: Int,
         width: Int, rows: Int
     ) {
-        cmsDoTransformLineStride(
-            handle, source, target, cmsUInt32Number(width), cmsUInt32Number(rows), cmsUInt32Number(sourceStride),
-            cmsUInt32Number(targetStride), 0, 0
-        )
+        switch engine {
+        case .lcms(let handle):
+            cmsDoTransformLineStride(
+                handle, source, target, cmsUInt32Number(width), cmsUInt32Number(rows), cmsUInt32Number(sourceStride),
+                cmsUInt32Number(targetStride), 0, 0
+            )
+        case .matrixShaper:
+            for row in 0..<rows { convert(source + row * sourceStride, into: target + row * targetStride, count: width) }
+        }
     }
 
     // MARK: - Making and keeping transforms
@@ -142,6 +159,11 @@ final class ColorTransform: @unchecked Sendable {
         guard let source = key.space.makeProfile() else { return nil }
         defer { cmsCloseProfile(source) }
         guard cmsGetColorSpace(source) == key.input.colorSpace else { return nil }
+        if key.input == key.output, key.input.bytesPerPixel <= 4, key.input.colorSpace != cmsSigCmykData,
+            let shaper = MatrixShaper(source)
+        {
+            return ColorTransform(engine: .matrixShaper(shaper), input: key.input, output: key.output)
+        }
         let target = key.output.colorSpace == cmsSigGrayData ? DeclaredColorSpace.srgbGrayProfile() : cmsCreate_sRGBProfile()
         guard let target else { return nil }
         defer { cmsCloseProfile(target) }
@@ -151,27 +173,24 @@ final class ColorTransform: @unchecked Sendable {
         let handle = cmsCreateTransform(
             source, key.input.lcmsType, target, key.output.lcmsType, cmsUInt32Number(INTENT_PERCEPTUAL), flags
         )
-        return handle.map { ColorTransform(handle: $0, input: key.input, output: key.output) }
+        return handle.map { ColorTransform(engine: .lcms($0), input: key.input, output: key.output) }
     }
 }
 
 extension Image {
     /// The image with its pixels converted to sRGB from `space`; the image
     /// itself when `space` is nil, is sRGB or cannot be used. The layout is
-    /// kept (gray stays gray, with the sRGB curve).
-    func convertedToSRGB(from space: DeclaredColorSpace?) -> Image {
+    /// kept (gray stays gray, with the sRGB curve). Consuming: an image no
+    /// one else holds is converted in place.
+    consuming func convertedToSRGB(from space: DeclaredColorSpace?) -> Image {
         let layout = ColorTransform.Layout(pixelFormat)
         guard let space, let transform = ColorTransform.toSRGB(from: space, layout, to: layout) else { return self }
-        let rowBytes = width * pixelFormat.bytesPerPixel
-        let converted = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { target, initialized in
-            pixels.withUnsafeBytes { source in
-                guard let sourceBase = source.baseAddress, let targetBase = target.baseAddress else { return }
-                transform.convert(sourceBase, stride: bytesPerRow, into: targetBase, stride: rowBytes, width: width, rows: height)
-            }
-            initialized = rowBytes * height
+        var image = self
+        let (width, height, stride) = (image.width, image.height, image.bytesPerRow)
+        image.pixels.withUnsafeMutableBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            transform.convert(base, stride: stride, into: base, stride: stride, width: width, rows: height)
         }
-        guard var image = Image(width: width, height: height, pixelFormat: pixelFormat, pixels: converted) else { return self }
-        image.animation = animation
         return image
     }
 }

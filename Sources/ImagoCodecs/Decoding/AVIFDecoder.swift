@@ -112,7 +112,6 @@ final class AVIFFrameSource: AnimationFrameSource {
         // conversion reduces to 8 bits with nothing lost before it.
         let wideLayout: ColorTransform.Layout = hasAlpha ? .rgba16 : .rgb16
         let wide = image.pointee.depth > 8 ? colorSpace.flatMap { ColorTransform.toSRGB(from: $0, wideLayout, to: layout) } : nil
-        let transform = wide ?? colorSpace.flatMap { ColorTransform.toSRGB(from: $0, layout, to: layout) }
         rgb.depth = wide == nil ? 8 : 16
         rgb.rowBytes = UInt32(width * channels * (wide == nil ? 1 : 2))
         var converted = AVIF_RESULT_OK
@@ -123,23 +122,20 @@ final class AVIFFrameSource: AnimationFrameSource {
             initialized = output.count
         }
         try check(converted)
-        if let transform, wide == nil {
-            pixels.withUnsafeMutableBytes { bytes in
-                if let base = bytes.baseAddress { transform.convert(base, into: base, count: width * height) }
-            }
-        } else if let transform {
+        if let wide {
             pixels = pixels.withUnsafeBytes { source in
                 [UInt8](unsafeUninitializedCapacity: width * height * channels) { output, initialized in
                     if let input = source.baseAddress, let target = output.baseAddress {
-                        transform.convert(input, into: target, count: width * height)
+                        wide.convert(input, into: target, count: width * height)
                     }
                     initialized = output.count
                 }
             }
         }
-        guard let decoded = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
+        guard var decoded = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .avif, detail: "inconsistent sizes")
         }
+        if wide == nil { decoded = decoded.convertedToSRGB(from: colorSpace) }
         let cropped =
             Self.crop(of: image.pointee).flatMap { ImageProcessors.Crop(x: $0.x, y: $0.y, width: $0.width, height: $0.height).process(decoded) }
             ?? decoded

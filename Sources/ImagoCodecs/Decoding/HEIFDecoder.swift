@@ -103,7 +103,9 @@ public struct HEIFDecoder: ImageDecoding {
         guard let image = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .heic, detail: "inconsistent sizes")
         }
-        return options.convertsToSRGB ? image.convertedToSRGB(from: colorSpace(of: handle)) : image
+        guard options.convertsToSRGB, let space = colorSpace(of: handle) else { return image }
+        // Scaled first: fewer pixels to convert.
+        return options.scaled(image).convertedToSRGB(from: space)
     }
 
     /// The image's colour: its ICC profile (prof or rICC), else its nclx

@@ -53,7 +53,7 @@ public struct Image: Sendable, Equatable {
     /// The distance in bytes from one row to the next.
     public let bytesPerRow: Int
     /// The pixel bytes, `bytesPerRow * height` of them.
-    public let pixels: [UInt8]
+    public internal(set) var pixels: [UInt8]
     /// The rest of the frames, for an animated image (GIF, animated WebP, AVIF
     /// sequence) of more than one frame; this image is its first frame.
     public internal(set) var animation: ImageAnimation?

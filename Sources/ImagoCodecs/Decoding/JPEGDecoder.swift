@@ -27,20 +27,24 @@ public struct JPEGDecoder: ImageDecoding {
         }
         defer { tjDestroy(handle) }
         let orientation = ImageOrientation(jpeg: data)
+        var space: DeclaredColorSpace?
         let result = data.withUnsafeBytes { bytes -> Result<Image, ImageDecodingError> in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count > 0 else {
                 return .failure(ImageDecodingError(code: .corrupt, format: .jpeg, detail: "empty data"))
             }
-            let profile = options.convertsToSRGB ? JPEGSegments.iccProfile(in: bytes) : nil
+            space = options.convertsToSRGB ? JPEGSegments.iccProfile(in: bytes).map(DeclaredColorSpace.icc) : nil
             return Result { () throws(ImageDecodingError) in
-                try decode(handle, base, UInt(bytes.count), orientation: orientation, profile: profile, options: options)
+                try decode(handle, base, UInt(bytes.count), orientation: orientation, space: &space, options: options)
             }
         }
-        return orientation.apply(to: try result.get())
+        let image = orientation.apply(to: try result.get())
+        // Scaled to the output size first: the decode is only as small as
+        // DCT scaling allows, and converting fewer pixels costs less.
+        return space.map { options.scaled(image).convertedToSRGB(from: $0) } ?? image
     }
 
     private func decode(
-        _ handle: tjhandle, _ jpeg: UnsafePointer<UInt8>, _ size: UInt, orientation: ImageOrientation, profile: Data?,
+        _ handle: tjhandle, _ jpeg: UnsafePointer<UInt8>, _ size: UInt, orientation: ImageOrientation, space: inout DeclaredColorSpace?,
         options: ImageDecodingOptions
     ) throws(ImageDecodingError) -> Image {
         var width: Int32 = 0
@@ -75,11 +79,14 @@ public struct JPEGDecoder: ImageDecoding {
             guard isWarning(handle) else { throw error(handle) }
             buffer = try decodeAfterWarning(handle, jpeg, size, scaled, format: format, count: buffer.count)
         }
-        let space = profile.map(DeclaredColorSpace.icc)
-        if isCMYK { buffer = Self.rgb(fromInvertedCMYK: buffer, convertingFrom: space) }
+        if isCMYK {
+            // CMYK pixels go to sRGB here: they cannot be resampled first.
+            buffer = Self.rgb(fromInvertedCMYK: buffer, convertingFrom: space)
+            space = nil
+        }
         let image = Image(width: scaled.width, height: scaled.height, pixelFormat: isGray ? .gray8 : .rgb8, pixels: buffer)
         guard let image else { throw ImageDecodingError(code: .corrupt, format: .jpeg, detail: "inconsistent sizes") }
-        return isCMYK ? image : image.convertedToSRGB(from: space)
+        return image
     }
 
     /// Decodes again after a warning, into two buffers filled differently.

@@ -46,7 +46,8 @@ public struct JXLDecoder: ImageDecoding {
         guard let image = Image(width: layout.width, height: layout.height, pixelFormat: layout.pixelFormat, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .jxl, detail: "inconsistent sizes")
         }
-        return options.scaled(options.convertsToSRGB ? image.convertedToSRGB(from: layout.colorSpace) : image)
+        // Scaled first: fewer pixels to convert.
+        return options.scaled(image).convertedToSRGB(from: options.convertsToSRGB ? layout.colorSpace : nil)
     }
 
     /// The image's size and layout, from the basic info, and the colour

@@ -230,6 +230,36 @@ import Testing
         #expect(red[0] > 220, "\(Array(red))")
     }
 
+    @Test(arguments: ["a98.icc", "rommrgb.icc", "default_gray.icc"])
+    func theMatrixShaperPathMatchesLittleCMS(_ name: String) throws {
+        // Given a matrix-shaper profile, and lcms's own transform from it
+        let data = try Data(contentsOf: URL(fileURLWithPath: ColorConversionTests.profiles + "/" + name))
+        let profile = try #require(data.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, cmsUInt32Number($0.count)) })
+        defer { cmsCloseProfile(profile) }
+        let isGray = cmsGetColorSpace(profile) == cmsSigGrayData
+        let target = try #require(isGray ? DeclaredColorSpace.srgbGrayProfile() : cmsCreate_sRGBProfile())
+        defer { cmsCloseProfile(target) }
+        let type = isGray ? imago_TYPE_GRAY_8 : imago_TYPE_RGB_8
+        let reference = try #require(cmsCreateTransform(profile, type, target, type, cmsUInt32Number(INTENT_PERCEPTUAL), 0))
+        defer { cmsDeleteTransform(reference) }
+        let shaper = try #require(MatrixShaper(profile))
+        // When 20,000 seeded colours go through both
+        var generator = SeededGenerator(seed: 7)
+        let input = (0..<60_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let channels = isGray ? 1 : 3
+        var ours = [UInt8](repeating: 0, count: input.count)
+        var theirs = ours
+        input.withUnsafeBytes { source in
+            ours.withUnsafeMutableBytes {
+                shaper.convert(source.baseAddress!, into: $0.baseAddress!, count: input.count / channels, bytesPerPixel: channels)
+            }
+            theirs.withUnsafeMutableBytes { cmsDoTransform(reference, source.baseAddress!, $0.baseAddress!, cmsUInt32Number(input.count / channels)) }
+        }
+        // Then they agree within one step
+        let largest = zip(ours, theirs).map { abs(Int($0) - Int($1)) }.max() ?? 0
+        #expect(largest <= 1, "\(name): largest difference \(largest)")
+    }
+
     @Test func codePointsWithoutAConversionLeaveThePixelsAsStored() {
         // PQ and HLG (HDR), unknown primaries, and sRGB itself: nothing to build
         for (primaries, transfer) in [(9, 16), (9, 18), (99, 13), (1, 13), (2, 2)] {
