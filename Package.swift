@@ -52,7 +52,12 @@ let package = Package(
         .systemLibrary(name: "CJxl", providers: [.apt(["libjxl-dev"])]),
         // Little CMS 2: colour profiles, for conversion to sRGB.
         .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
-        .target(name: "ImagoCodecs", dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2"]),
+        // libimagequant: the GIF encoder's palettes for images of more than 256 colours.
+        .systemLibrary(name: "CImageQuant", pkgConfig: "imagequant", providers: [.apt(["libimagequant-dev"])]),
+        .target(
+            name: "ImagoCodecs",
+            dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2", "CImageQuant"]
+        ),
         .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl"]),
         .target(
             name: "ImagoCaching",
