@@ -129,9 +129,11 @@ let package = Package(
             name: "ImagoTests",
             // CTurboJPEG, CAvif, CLcms2: tests compare the decoders with the
             // libraries' own behaviour (TurboJPEG's decoding, libavif's strict
-            // checks and 16-bit output, lcms's conversions and ΔE2000).
+            // checks and 16-bit output, lcms's conversions and ΔE2000); CJxl:
+            // libjxl's decoder reads back the JPEG XL encoder's ICC profile.
             dependencies: [
                 "Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif", "CLcms2",
+                "CJxl",
             ]
         ),
         .testTarget(
