@@ -14,11 +14,10 @@ struct GIFPalette {
     /// The index drawn as transparent, if any pixel is.
     var transparentIndex: Int?
 
-    /// The palette for `pixels` (`width * height` of them): exact if they
-    /// have few enough colours, else quantised with `dithering` (0...1).
-    static func make(_ pixels: [UInt32], width: Int, height: Int, dithering: Float) throws(ImageEncodingError) -> GIFPalette {
-        if let exact = exact(pixels) { return exact }
-        return try quantised(pixels, width: width, height: height, dithering: dithering)
+    /// How libimagequant quantises: the dithering level (0...1) and its speed (1...10).
+    struct Quantiser {
+        var dithering: Float
+        var speed: Int
     }
 
     /// The pixels' own colours, or `nil` past 256 of them (counting
@@ -47,14 +46,15 @@ struct GIFPalette {
     }
 
     /// At most 256 colours chosen by libimagequant, the pixels remapped with
-    /// `dithering`. Transparent pixels keep one index of their own.
-    static func quantised(_ pixels: [UInt32], width: Int, height: Int, dithering: Float) throws(ImageEncodingError) -> GIFPalette {
+    /// the quantiser's dithering. Transparent pixels keep one index of their own.
+    static func quantised(_ pixels: [UInt32], width: Int, height: Int, with quantiser: Quantiser) throws(ImageEncodingError) -> GIFPalette {
         guard let attributes = liq_attr_create() else { throw ImageEncodingError(format: .gif, detail: "libimagequant could not start") }
         defer { liq_attr_destroy(attributes) }
         let hasTransparency = pixels.contains(GIFPixels.transparent)
         // With transparency, one index is kept free in case libimagequant
         // gives no colour of its own to the transparent pixels.
         try check(liq_set_max_colors(attributes, hasTransparency ? 255 : 256), "setting the colour count")
+        try check(liq_set_speed(attributes, Int32(min(10, max(1, quantiser.speed)))), "setting the speed")
         var indices = [UInt8](repeating: 0, count: pixels.count)
         var colors: [(red: UInt8, green: UInt8, blue: UInt8)] = []
         var transparentIndex: Int?
@@ -70,7 +70,7 @@ struct GIFPalette {
             try check(liq_image_quantize(image, attributes, &result), "quantising")
             guard let result else { throw ImageEncodingError(format: .gif, detail: "libimagequant made no palette") }
             defer { liq_result_destroy(result) }
-            try check(liq_set_dithering_level(result, min(1, max(0, dithering))), "setting the dithering")
+            try check(liq_set_dithering_level(result, min(1, max(0, quantiser.dithering))), "setting the dithering")
             try indices.withUnsafeMutableBufferPointer { (output) throws(ImageEncodingError) in
                 guard let base = output.baseAddress else { return }
                 try check(liq_write_remapped_image(result, image, base, output.count), "remapping")

@@ -73,15 +73,15 @@ struct GIFEncoderTests {
         // Given a smooth photo of thousands of colours
         let photo = CodecTests.gradient(width: 160, height: 120)
         #expect(GIFPalette.exact(GIFPixels.of(photo)) == nil)
-        for dithering: Float in [1, 0] {
+        for (dithering, speed): (Float, Int) in [(1, 7), (0, 7), (1, 1), (1, 10)] {
             // When it is written as GIF
-            let decoded = try GIFDecoder().decode(try GIFEncoder(dithering: dithering).encode(photo), options: options)
+            let decoded = try GIFDecoder().decode(try GIFEncoder(dithering: dithering, speed: speed).encode(photo), options: options)
             // Then it is close on average, with or without dithering
             let error = AnimationSamples.meanColorError(decoded, photo)
-            #expect(error < 5, "dithering \(dithering): mean error \(error)")
+            #expect(error < 5, "dithering \(dithering), speed \(speed): mean error \(error)")
             // Dithering spreads the error so that small areas keep their average colour.
             let blockError = AnimationSamples.meanColorError(Self.blockAverages(decoded), Self.blockAverages(photo))
-            #expect(blockError < (dithering > 0 ? 1 : 3), "dithering \(dithering): mean error of 4x4 averages \(blockError)")
+            #expect(blockError < (dithering > 0 ? 1.2 : 3), "dithering \(dithering), speed \(speed): mean error of 4x4 averages \(blockError)")
         }
         // A photo with transparency keeps its transparent pixels transparent and the rest opaque.
         let withAlpha = CodecTests.gradient(width: 160, height: 120, format: .rgba8)
