@@ -52,7 +52,12 @@ let package = Package(
         .systemLibrary(name: "CJxl", providers: [.apt(["libjxl-dev"])]),
         // Little CMS 2: colour profiles, for conversion to sRGB.
         .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
-        .target(name: "ImagoCodecs", dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2"]),
+        // libimagequant: the GIF encoder's palettes for images of more than 256 colours.
+        .systemLibrary(name: "CImageQuant", pkgConfig: "imagequant", providers: [.apt(["libimagequant-dev"])]),
+        .target(
+            name: "ImagoCodecs",
+            dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2", "CImageQuant"]
+        ),
         .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl"]),
         .target(
             name: "ImagoCaching",
@@ -124,9 +129,11 @@ let package = Package(
             name: "ImagoTests",
             // CTurboJPEG, CAvif, CLcms2: tests compare the decoders with the
             // libraries' own behaviour (TurboJPEG's decoding, libavif's strict
-            // checks and 16-bit output, lcms's conversions and ΔE2000).
+            // checks and 16-bit output, lcms's conversions and ΔE2000); CJxl:
+            // libjxl's decoder reads back the JPEG XL encoder's ICC profile.
             dependencies: [
                 "Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif", "CLcms2",
+                "CJxl",
             ]
         ),
         .testTarget(

@@ -7,14 +7,16 @@ set -euo pipefail
 # System packages: the codecs (libjpeg-turbo's TurboJPEG API, libspng,
 # libwebp with demux and mux, giflib, libavif, libheif, libjxl; libavif and libheif bring
 # their AV1 and HEVC codecs, whose encoders make the tests' images), Little
-# CMS 2 for colour profiles, mount (util-linux) for the tmpfs-based
-# disk-full tests, chattr (e2fsprogs) for the permission-error test,
-# pkg-config for SwiftPM to find the codecs; for the colour tests, Little
-# CMS's own tools (liblcms2-utils: jpgicc makes their photos) and
-# Ghostscript's ICC profiles (libgs-common: Adobe RGB, ProPhoto, CMYK).
+# CMS 2 for colour profiles, libimagequant (the GIF encoder's palette
+# quantiser), mount (util-linux) for the tmpfs-based disk-full tests, chattr
+# (e2fsprogs) for the permission-error test, pkg-config for SwiftPM to find
+# the codecs; for the colour tests, Little CMS's own tools (liblcms2-utils:
+# jpgicc makes their photos) and Ghostscript's ICC profiles (libgs-common:
+# Adobe RGB, ProPhoto, CMYK); webp (webpmux) and gifsicle: the tests check
+# the encoders' animations with them.
 packages=(
-  libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libavif-dev libheif-dev libjxl-dev liblcms2-dev pkg-config
-  util-linux e2fsprogs liblcms2-utils libgs-common
+  libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libavif-dev libheif-dev libjxl-dev liblcms2-dev libimagequant-dev pkg-config
+  util-linux e2fsprogs liblcms2-utils libgs-common webp gifsicle
 )
 
 missing=()

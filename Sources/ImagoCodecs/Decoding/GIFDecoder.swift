@@ -39,6 +39,15 @@ public struct GIFDecoder: ImageDecoding {
         var durations: [Double]
     }
 
+    /// How many times the animation plays, from the NETSCAPE2.0 extension's
+    /// count: as in browsers, no extension plays once, 0 forever, and n
+    /// repeats the animation n times after the first play (Chromium's
+    /// `cc/paint/image_animation_count.h`: "plays n + 1 cycles").
+    static func playCount(repetitions: Int?) -> Int {
+        guard let repetitions else { return 1 }
+        return repetitions == 0 ? 0 : repetitions + 1
+    }
+
     private static func scan(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Scan {
         let reader = try GIFReader(data)
         let width = Int(reader.file.pointee.SWidth)
@@ -59,7 +68,7 @@ public struct GIFDecoder: ImageDecoding {
             if durations.isEmpty || error.code != .corrupt { throw error }
         }
         guard !durations.isEmpty else { throw ImageDecodingError(code: .corrupt, format: .gif, detail: "no frames") }
-        return Scan(width: width, height: height, loopCount: reader.loopCount ?? 1, durations: durations)
+        return Scan(width: width, height: height, loopCount: playCount(repetitions: reader.loopCount), durations: durations)
     }
 }
 
@@ -171,7 +180,8 @@ package final class GIFReader {
 
     private let input: Input
     let file: UnsafeMutablePointer<GifFileType>
-    /// The NETSCAPE2.0 loop count, once its extension has been read (0 means forever).
+    /// The NETSCAPE2.0 loop count as stored (repetitions after the first
+    /// play, 0 meaning forever), once its extension has been read.
     private(set) var loopCount: Int?
 
     init(_ data: Data) throws(ImageDecodingError) {

@@ -23,8 +23,17 @@ public struct AVIFEncoder: ImageEncoding {
     public var format: ImageFormat { .avif }
 
     public func encode(_ image: Image) throws(ImageEncodingError) -> Data {
-        guard let encoder = avifEncoderCreate() else { throw ImageEncodingError(format: .avif, detail: "libavif could not start") }
+        let encoder = try makeEncoder()
         defer { avifEncoderDestroy(encoder) }
+        let avifImage = try makeAVIFImage(image, withMetadata: true)
+        defer { avifImageDestroy(avifImage) }
+        try check(avifEncoderAddImage(encoder, avifImage, 1, avifAddImageFlags(AVIF_ADD_IMAGE_FLAG_SINGLE.rawValue)))
+        return try finish(encoder)
+    }
+
+    /// A libavif encoder with this encoder's speed and quality, one thread.
+    func makeEncoder() throws(ImageEncodingError) -> UnsafeMutablePointer<avifEncoder> {
+        guard let encoder = avifEncoderCreate() else { throw ImageEncodingError(format: .avif, detail: "libavif could not start") }
         // AV1 quantizers run from 0 (finest) to 63.
         let quantizer = Int32((Double(100 - quality) * 63 / 99).rounded())
         encoder.pointee.speed = Int32(speed)
@@ -33,11 +42,16 @@ public struct AVIFEncoder: ImageEncoding {
         encoder.pointee.maxQuantizer = quantizer
         encoder.pointee.minQuantizerAlpha = quantizer
         encoder.pointee.maxQuantizerAlpha = quantizer
+        return encoder
+    }
+
+    /// `image` as a libavif image (4:2:0, alpha kept), with the metadata if
+    /// asked for; the caller destroys it.
+    func makeAVIFImage(_ image: Image, withMetadata: Bool) throws(ImageEncodingError) -> UnsafeMutablePointer<avifImage> {
         guard let avifImage = avifImageCreate(UInt32(image.width), UInt32(image.height), 8, AVIF_PIXEL_FORMAT_YUV420) else {
             throw ImageEncodingError(format: .avif, detail: "libavif refused \(image.width)x\(image.height)")
         }
-        defer { avifImageDestroy(avifImage) }
-        setMetadata(of: avifImage)
+        if withMetadata { setMetadata(of: avifImage) }
         var color = image.colorPixels()
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, avifImage)
@@ -48,8 +62,17 @@ public struct AVIFEncoder: ImageEncoding {
             rgb.pixels = buffer.baseAddress
             return avifImageRGBToYUV(avifImage, &rgb)
         }
-        try check(converted)
-        try check(avifEncoderAddImage(encoder, avifImage, 1, avifAddImageFlags(AVIF_ADD_IMAGE_FLAG_SINGLE.rawValue)))
+        do throws(ImageEncodingError) {
+            try check(converted)
+        } catch {
+            avifImageDestroy(avifImage)
+            throw error
+        }
+        return avifImage
+    }
+
+    /// The file the encoder's images make.
+    func finish(_ encoder: UnsafeMutablePointer<avifEncoder>) throws(ImageEncodingError) -> Data {
         var output = avifRWData()
         defer { avifRWDataFree(&output) }
         try check(avifEncoderFinish(encoder, &output))
@@ -64,7 +87,7 @@ public struct AVIFEncoder: ImageEncoding {
         metadata.xmp?.withUnsafeBytes { avifImageSetMetadataXMP(image, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count) }
     }
 
-    private func check(_ result: avifResult) throws(ImageEncodingError) {
+    func check(_ result: avifResult) throws(ImageEncodingError) {
         guard result != AVIF_RESULT_OK else { return }
         throw ImageEncodingError(format: .avif, detail: String(cString: avifResultToString(result)))
     }

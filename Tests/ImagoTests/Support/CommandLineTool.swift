@@ -1,0 +1,45 @@
+import Foundation
+
+/// A command-line tool from Debian's packages run on encoded bytes, to check
+/// the encoders' output with a reader other than our own decoders
+/// (`webpmux` from `webp`, `gifsicle`; scripts/install-dependencies.sh
+/// installs them).
+struct CommandLineTool {
+    /// Why a run failed: the tool is missing, or it exited with an error.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The tool's path.
+    let path: String
+
+    static let webpmux = CommandLineTool(path: "/usr/bin/webpmux")
+    static let gifsicle = CommandLineTool(path: "/usr/bin/gifsicle")
+
+    /// What the tool prints (standard output and standard error) when run
+    /// with `arguments` before the path of a file holding `data`.
+    func output(_ arguments: [String], on data: Data, fileExtension: String) throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw Failure(description: "\(path) is missing: scripts/install-dependencies.sh installs it")
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("imago-\(UUID().uuidString).\(fileExtension)")
+        try data.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments + [file.path]
+        // One pipe for both streams, read to its end before waiting, so that
+        // a full pipe cannot stall the tool.
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let printed = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: printed, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "\(path) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus): \(text)")
+        }
+        return text
+    }
+}
