@@ -7,13 +7,7 @@ import Testing
 
 /// Runs a system tool (mount, chattr) and fails unless it exits with 0.
 func runTool(_ tool: String, _ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: ["tool": tool]) }
+    try CommandLineTool(path: tool).run(arguments)
 }
 
 /// A small tmpfs mounted for one test, to produce real ENOSPC and EROFS errors.

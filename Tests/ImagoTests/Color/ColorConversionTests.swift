@@ -57,8 +57,8 @@ import Testing
         // print, relative colorimetric, as a photo is prepared for print:
         // perceptual would compress the whole gamut towards the paper's.
         let intent = space == .cmyk ? "-t1" : "-t0"
-        try ColorFixtures.run("jpgicc", ["-q98", intent, "-e", "-o" + space.profilePath(in: folder), originalPath, convertedPath])
-        try ColorFixtures.run("jpgicc", ["-q98", convertedPath, referencePath])
+        try CommandLineTool.jpgicc.run(["-q98", intent, "-e", "-o" + space.profilePath(in: folder), originalPath, convertedPath])
+        try CommandLineTool.jpgicc.run(["-q98", convertedPath, referencePath])
         let decoder = JPEGDecoder()
         return Made(
             original: try decoder.decode(Data(contentsOf: URL(fileURLWithPath: originalPath)), options: .init()),
@@ -320,7 +320,7 @@ enum ColorFixtures {
     /// 16-bit RGB samples converted from `space` to 8-bit sRGB.
     static func convertedAt16Bits(_ samples: [UInt16], width: Int, from space: DeclaredColorSpace) throws -> Image {
         guard let transform = ColorTransform.toSRGB(from: space, .rgb16, to: .rgb8) else {
-            throw ToolFailure(description: "no transform from \(space)")
+            throw CommandLineTool.Failure(description: "no transform from \(space)")
         }
         var pixels = [UInt8](repeating: 0, count: samples.count)
         samples.withUnsafeBytes { source in
@@ -331,13 +331,13 @@ enum ColorFixtures {
 
     /// An opaque still AVIF's pixels as libavif gives them at 16 bits.
     static func avifRGB16(_ data: Data) throws -> [UInt16] {
-        guard let image = avifImageCreateEmpty(), let decoder = avifDecoderCreate() else { throw ToolFailure(description: "libavif") }
+        guard let image = avifImageCreateEmpty(), let decoder = avifDecoderCreate() else { throw CommandLineTool.Failure(description: "libavif") }
         defer {
             avifImageDestroy(image)
             avifDecoderDestroy(decoder)
         }
         let read = data.withUnsafeBytes { avifDecoderReadMemory(decoder, image, $0.baseAddress, $0.count) }
-        guard read == AVIF_RESULT_OK else { throw ToolFailure(description: "avifDecoderReadMemory failed") }
+        guard read == AVIF_RESULT_OK else { throw CommandLineTool.Failure(description: "avifDecoderReadMemory failed") }
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, image)
         rgb.format = AVIF_RGB_FORMAT_RGB
@@ -348,7 +348,7 @@ enum ColorFixtures {
             rgb.pixels = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
             return avifImageYUVToRGB(image, &rgb)
         }
-        guard converted == AVIF_RESULT_OK else { throw ToolFailure(description: "avifImageYUVToRGB failed") }
+        guard converted == AVIF_RESULT_OK else { throw CommandLineTool.Failure(description: "avifImageYUVToRGB failed") }
         return samples
     }
 
@@ -387,7 +387,7 @@ enum ColorFixtures {
     /// Display P3 as Apple defines it: P3 primaries, D65, the sRGB curve.
     static func displayP3Profile() throws -> Data {
         guard let primaries = DeclaredColorSpace.cicpPrimaries(12), let profile = DeclaredColorSpace.rgbProfile(primaries, .srgb) else {
-            throw ToolFailure(description: "lcms could not build a Display P3 profile")
+            throw CommandLineTool.Failure(description: "lcms could not build a Display P3 profile")
         }
         defer { cmsCloseProfile(profile) }
         return try save(profile)
@@ -402,17 +402,19 @@ enum ColorFixtures {
 
     static func save(_ profile: cmsHPROFILE) throws -> Data {
         var size: cmsUInt32Number = 0
-        guard cmsSaveProfileToMem(profile, nil, &size) != 0, size > 0 else { throw ToolFailure(description: "lcms could not save a profile") }
+        guard cmsSaveProfileToMem(profile, nil, &size) != 0, size > 0 else {
+            throw CommandLineTool.Failure(description: "lcms could not save a profile")
+        }
         var data = Data(count: Int(size))
         let saved = data.withUnsafeMutableBytes { cmsSaveProfileToMem(profile, $0.baseAddress, &size) }
-        guard saved != 0 else { throw ToolFailure(description: "lcms could not save a profile") }
+        guard saved != 0 else { throw CommandLineTool.Failure(description: "lcms could not save a profile") }
         return data
     }
 
     /// The mean CIEDE2000 difference between two sRGB images of one size.
     static func meanDeltaE(_ first: Image, _ second: Image) throws -> Double {
         guard first.size == second.size else {
-            throw ToolFailure(description: "sizes differ: \(first.size) and \(second.size)")
+            throw CommandLineTool.Failure(description: "sizes differ: \(first.size) and \(second.size)")
         }
         let lab = try labValues(first)
         let other = try labValues(second)
@@ -428,14 +430,14 @@ enum ColorFixtures {
     private static func labValues(_ image: Image) throws -> [Double] {
         let rgb = image.pixelFormat == .rgb8 ? image : try rgbImage(image)
         guard let srgb = cmsCreate_sRGBProfile(), let lab = cmsCreateLab4Profile(nil) else {
-            throw ToolFailure(description: "lcms could not build its profiles")
+            throw CommandLineTool.Failure(description: "lcms could not build its profiles")
         }
         defer {
             cmsCloseProfile(srgb)
             cmsCloseProfile(lab)
         }
         guard let transform = cmsCreateTransform(srgb, imago_TYPE_RGB_8, lab, imago_TYPE_Lab_DBL, cmsUInt32Number(INTENT_PERCEPTUAL), 0) else {
-            throw ToolFailure(description: "lcms could not build the Lab transform")
+            throw CommandLineTool.Failure(description: "lcms could not build the Lab transform")
         }
         defer { cmsDeleteTransform(transform) }
         var values = [Double](repeating: 0, count: rgb.width * rgb.height * 3)
@@ -456,34 +458,10 @@ enum ColorFixtures {
             for x in 0..<image.width { pixels += FormatFixtures.rgba(image, x: x, y: y).prefix(3) }
         }
         guard let rgb = Image(width: image.width, height: image.height, pixelFormat: .rgb8, pixels: pixels) else {
-            throw ToolFailure(description: "inconsistent sizes")
+            throw CommandLineTool.Failure(description: "inconsistent sizes")
         }
         return rgb
     }
-
-    /// Runs a command-line tool found on PATH; throws with its status and
-    /// what it printed unless it exits with 0.
-    static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ToolFailure(
-                description: "\(tool) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus) "
-                    + "(scripts/install-dependencies.sh installs it): \(printed.suffix(500))"
-            )
-        }
-    }
-}
-
-struct ToolFailure: Error, CustomStringConvertible {
-    var description: String
 }
 
 extension JPEGSegments {

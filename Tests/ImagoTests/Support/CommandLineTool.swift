@@ -1,9 +1,9 @@
 import Foundation
 
-/// A command-line tool from Debian's packages run on encoded bytes, to check
+/// A command-line tool from Debian's packages: run on encoded bytes, to check
 /// the encoders' output with a reader other than our own decoders
-/// (`webpmux` from `webp`, `gifsicle`; scripts/install-dependencies.sh
-/// installs them).
+/// (`webpmux` from `webp`, `gifsicle`), or to make test images (`jpgicc`
+/// from `liblcms2-utils`); scripts/install-dependencies.sh installs them.
 struct CommandLineTool {
     /// Why a run failed: the tool is missing, or it exited with an error.
     struct Failure: Error, CustomStringConvertible {
@@ -15,19 +15,27 @@ struct CommandLineTool {
 
     static let webpmux = CommandLineTool(path: "/usr/bin/webpmux")
     static let gifsicle = CommandLineTool(path: "/usr/bin/gifsicle")
+    static let jpgicc = CommandLineTool(path: "/usr/bin/jpgicc")
 
     /// What the tool prints (standard output and standard error) when run
     /// with `arguments` before the path of a file holding `data`.
     func output(_ arguments: [String], on data: Data, fileExtension: String) throws -> String {
-        guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw Failure(description: "\(path) is missing: scripts/install-dependencies.sh installs it")
-        }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("imago-\(UUID().uuidString).\(fileExtension)")
         try data.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
+        return try run(arguments + [file.path])
+    }
+
+    /// What the tool prints (standard output and standard error) when run
+    /// with `arguments`; throws unless it exits with 0.
+    @discardableResult
+    func run(_ arguments: [String]) throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw Failure(description: "\(path) is missing: scripts/install-dependencies.sh installs it")
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments + [file.path]
+        process.arguments = arguments
         // One pipe for both streams, read to its end before waiting, so that
         // a full pipe cannot stall the tool.
         let pipe = Pipe()
