@@ -280,7 +280,7 @@ ACCEPTED = {
     "/unsafe/300x200/filters:blur(0)/{o}/land.jpg": (400, BAD_ARGUMENT),
     f"/unsafe/300x200/filters:watermark({W},10,10)/{{o}}/land.jpg": (400, BAD_ARGUMENT + " (no alpha)"),
     "/unsafe/300x200/filters:quality(50)grayscale()/{o}/land.jpg": (400, BAD_ARGUMENT + " (no ':' between filters)"),
-    "/unsafe/300x200/filters:format(gif)/{o}/port.jpg": (422, "Imago does not write GIF yet (format() takes jpeg, png, webp, avif)"),
+    "/unsafe/300x200/filters:format(gif)/{o}/port.jpg": (200, "GIF palettes differ: Imago's libimagequant against Pillow's, each dithered"),
     "/unsafe/300x200/filters:format(jpeg)/{o}/alpha.png": (200, WHITE),
     "/unsafe/fit-in/300x300/filters:fill(transparent)/{o}/land.jpg": (200, WHITE),
     "/unsafe/300x200/filters:round_corner(20,0,0,0,1)/{o}/land.jpg": (200, WHITE + " (the transparent corners)"),

@@ -39,7 +39,7 @@ struct ImageServiceOptionsTests {
 
     static func body(_ response: ServiceResponse) -> String { String(decoding: response.body, as: UTF8.self) }
 
-    @Test("the format from @ext and .ext; an unknown one is a 400, one Imago does not write a 422")
+    @Test("the format from @ext and .ext, GIF and JPEG XL too; an unknown one is a 400, one Imago does not write a 422")
     func extensions() async throws {
         let (server, _) = try await Self.photoServer()
         let folder = TemporaryDirectory()
@@ -55,7 +55,11 @@ struct ImageServiceOptionsTests {
         }
         let unknown = await service.respond(to: ServiceRequest(path: Self.plain("w:50", source) + "@tga"))
         #expect(unknown.status == 400 && Self.body(unknown).contains("tga"))
-        for format in ["gif", "jxl", "tiff", "bmp", "ico", "heic", "svg"] {
+        for (format, type) in [("gif", "image/gif"), ("jxl", "image/jxl")] {
+            let written = await service.respond(to: ServiceRequest(path: Self.plain("w:50/f:\(format)", source)))
+            #expect(written.status == 200 && written.headers[.contentType] == type, "\(format): \(Self.body(written))")
+        }
+        for format in ["tiff", "bmp", "ico", "heic", "svg"] {
             let refused = await service.respond(to: ServiceRequest(path: Self.plain("w:50/f:\(format)", source)))
             #expect(refused.status == 422 && Self.body(refused).contains(format), "\(format): \(Self.body(refused))")
         }

@@ -74,6 +74,78 @@ extension ImagePipeline {
         }
     }
 
+    /// Decodes bytes as ``render(_:as:encodedWith:)`` does; when they hold
+    /// an animation, runs the request's processors over each of its first
+    /// `maximumFrameCount` frames, one frame in memory at a time, and writes
+    /// them with `animated`, durations and loop count kept. A still image,
+    /// or an animation cut to one frame, is encoded with `still`.
+    ///
+    /// ```swift
+    /// let bytes = try await pipeline.render(gif, as: request, encodedWith: PNGEncoder(), animatingWith: WebPEncoder(quality: 75))
+    /// ```
+    public func render(
+        _ data: Data, as request: ImageRequest, encodedWith still: any ImageEncoding, animatingWith animated: any AnimatedImageEncoding,
+        maximumFrameCount: Int = .max
+    ) async throws(ImagePipeline.Error) -> Data {
+        let processing = ProcessStage(request.processors)
+        let decoding = DecodeStage(request, pipeline: self)
+        let name = request.url?.absoluteString ?? request.cacheKey
+        let outcome = await decodeThreads.run(priority: request.priority) { () -> Result<Data, ImagePipeline.Error> in
+            let first: Image
+            switch decoding.run(data) {
+            case .success(let image): first = image
+            case .failure(let failure): return .failure(failure.error(key: name))
+            }
+            let processed: Image
+            switch processing.run(first) {
+            case .success(let image): processed = image
+            case .failure(let failure): return .failure(failure.error(key: name))
+            }
+            do throws(ImagePipeline.Error) {
+                guard let animation = first.animation, maximumFrameCount > 1 else {
+                    do throws(ImageEncodingError) { return .success(try still.encode(processed)) } catch {
+                        throw .encodingFailed(key: name, underlying: error)
+                    }
+                }
+                return .success(try Self.writeAnimation(animation, first: processed, processing, animated, maximumFrameCount, name))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// The frames of `animation` after the first (already `first`, processed)
+    /// processed and written with `encoder`.
+    private static func writeAnimation(
+        _ animation: ImageAnimation, first: Image, _ processing: ProcessStage, _ encoder: any AnimatedImageEncoding, _ maximumFrameCount: Int,
+        _ name: String
+    ) throws(ImagePipeline.Error) -> Data {
+        func encoding<Value>(_ body: () throws(ImageEncodingError) -> Value) throws(ImagePipeline.Error) -> Value {
+            do { return try body() } catch { throw .encodingFailed(key: name, underlying: error) }
+        }
+        func decoding<Value>(_ body: () throws(ImageDecodingError) -> Value) throws(ImagePipeline.Error) -> Value {
+            do { return try body() } catch { throw .decodingFailed(key: name, underlying: error) }
+        }
+        let writer = try encoding { () throws(ImageEncodingError) in
+            try encoder.animationWriter(frameSize: first.size, loopCount: animation.loopCount)
+        }
+        try encoding { () throws(ImageEncodingError) in try writer.addFrame(first, duration: animation.frameDurations[0]) }
+        // A new pass starts at the first frame, which is written already.
+        let frames = try decoding { () throws(ImageDecodingError) in try animation.frames() }
+        _ = try decoding { () throws(ImageDecodingError) in try frames.next() }
+        for index in 1..<min(animation.frameCount, maximumFrameCount) {
+            guard let frame = try decoding({ () throws(ImageDecodingError) in try frames.next() }) else { break }
+            switch processing.run(frame) {
+            case .success(let processed):
+                try encoding { () throws(ImageEncodingError) in try writer.addFrame(processed, duration: animation.frameDurations[index]) }
+            case .failure(let failure):
+                throw failure.error(key: name)
+            }
+        }
+        return try encoding { () throws(ImageEncodingError) in try writer.finish() }
+    }
+
     private func render<Output: Sendable>(
         _ data: Data, as request: ImageRequest, finish: @escaping @Sendable (Image, _ name: String) -> Result<Output, ImagePipeline.Error>
     ) async throws(ImagePipeline.Error) -> Output {
@@ -81,8 +153,7 @@ extension ImagePipeline {
         let outcome = await decodeThreads.run(priority: request.priority) { [self] () -> Result<Output, ImagePipeline.Error> in
             switch DecodeStage(request, pipeline: self).run(data).flatMap(ProcessStage(request.processors).run) {
             case .success(let image): return finish(image, name)
-            case .failure(.decoding(let error)): return .failure(.decodingFailed(key: name, underlying: error))
-            case .failure(.processing(let processor)): return .failure(.processingFailed(key: name, processor: processor))
+            case .failure(let failure): return .failure(failure.error(key: name))
             }
         }
         return try outcome.get()
@@ -93,6 +164,14 @@ extension ImagePipeline {
         case decoding(ImageDecodingError)
         /// The identifier of the processor that returned no image.
         case processing(String)
+
+        /// The pipeline's error for it, naming `key`.
+        func error(key: String) -> ImagePipeline.Error {
+            switch self {
+            case .decoding(let error): .decodingFailed(key: key, underlying: error)
+            case .processing(let processor): .processingFailed(key: key, processor: processor)
+            }
+        }
     }
 
     /// Decodes with the first decoder that handles the sniffed format, then

@@ -11,11 +11,16 @@ public struct ImageHeader: Sendable, Equatable {
     /// How the stored image is turned to be shown upright (JPEG and WebP
     /// EXIF; `.up` for the others, whose decoders turn them as they decode).
     public var orientation: ImageOrientation
+    /// The number of frames, for GIF and WebP (1 for a still image); nil
+    /// for a format whose frames are not counted here (AVIF sequences are
+    /// counted when decoded).
+    public var frameCount: Int?
 
     /// Reads `data`'s header.
     public init(_ data: Data) {
         format = ImageFormat(sniffing: data)
         storedSize = ImageDecodingOptions.declaredSize(of: data)
+        frameCount = Self.declaredFrameCount(of: data, format: format)
         switch format {
         case .jpeg: orientation = ImageOrientation(jpeg: data)
         case .webp: orientation = ImageOrientation(webp: data)

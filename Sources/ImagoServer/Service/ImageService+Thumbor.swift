@@ -29,12 +29,13 @@ extension ImageService {
         }
 
         /// The format to write: the named one, else the source's as thumbor
-        /// keeps it (a GIF as PNG until Imago writes GIF; formats Imago
-        /// does not write as JPEG, as thumbor writes unknown ones).
+        /// keeps it (formats Imago does not write as JPEG, as thumbor
+        /// writes unknown ones).
         func outputFormat(source: ImageFormat) throws(ServiceError) -> OutputFormat {
             if let format { return try OutputFormat(format, accept: "") }
             switch source {
-            case .png, .gif: return .png
+            case .png: return .png
+            case .gif: return .gif
             case .webp: return .webp
             case .avif: return .avif
             default: return .jpeg
@@ -119,7 +120,8 @@ extension ImageService {
     /// one, quality 80 unless `quality()` does, an RGB ICC profile kept
     /// with the pixels as stored, as thumbor keeps it, unless `strip_icc()`
     /// (then the colours are converted to sRGB, which thumbor does not do),
-    /// no EXIF (thumbor writes none by default).
+    /// no EXIF (thumbor writes none by default); an animation animated
+    /// where the format animates.
     func transform(_ data: Data, of url: URL, thumbor processor: ThumborProcessor, settings: ThumborAnswerSettings) async throws(ServiceError)
         -> (Data, mediaType: String)
     {
@@ -133,6 +135,10 @@ extension ImageService {
             : format.encoder(quality: quality, metadata: metadata)
         var request = ImageRequest(url: url, processors: [processor])
         request.convertsToSRGB = metadata.iccProfile == nil
-        return try await render(data, as: request, encodedWith: encoder)
+        // Animated as thumbor answers a GIF (which it resizes with
+        // gifsicle), every frame laid out and filtered alike.
+        let animated = settings.maximumBytes > 0 ? nil : format.animatedEncoder(quality: quality, metadata: metadata)
+        if animated != nil { try checkAnimation(ImageHeader(data), options: ProcessingOptions(), frameLimit: configuration.maximumFrameCount) }
+        return try await render(data, as: request, encodedWith: encoder, animatingWith: animated, maximumFrameCount: configuration.maximumFrameCount)
     }
 }

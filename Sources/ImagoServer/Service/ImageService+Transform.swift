@@ -61,6 +61,13 @@ extension ImageService {
         if let limit = options.sourceLimits.maximumPixelCount, let size = header.storedSize, size.width * size.height > limit {
             throw ServiceError(.contentTooLarge, "the source has \(size) pixels, more than the URL's limit of \(limit) (msr)")
         }
+        let quality = format.quality(options, serviceQuality: configuration.quality, serviceFormatQuality: configuration.formatQuality)
+        let metadata = options.keptMetadata(of: data, header: header)
+        // An animation is answered animated where the format animates, as
+        // many frames as maf allows, and mb is not asked for.
+        let frameLimit = options.sourceLimits.maximumAnimationFrames ?? configuration.maximumFrameCount
+        let animated = options.maxBytes > 0 || frameLimit < 2 ? nil : format.animatedEncoder(quality: quality, metadata: metadata)
+        if animated != nil { try checkAnimation(header, options: options, frameLimit: frameLimit) }
         var layoutOptions = options
         layoutOptions.watermark.opacity *= configuration.watermarkOpacity
         let watermarkImage = options.watermark.isEnabled ? try await watermark(for: options) : nil
@@ -69,17 +76,39 @@ extension ImageService {
             maximumResultDimension: min(configuration.maximumResultDimension, options.sourceLimits.maximumResultDimension ?? .max),
             watermark: watermarkImage
         )
-        let metadata = options.keptMetadata(of: data, header: header)
         var request = ImageRequest(url: url, targetSize: layout.decodeSize, contentMode: .fill, processors: [layout])
         request.prefersEmbeddedThumbnail = options.enforceThumbnail
         // A kept profile describes the pixels as stored; else they are converted.
         request.convertsToSRGB = metadata.iccProfile == nil
-        let quality = format.quality(options, serviceQuality: configuration.quality, serviceFormatQuality: configuration.formatQuality)
         let encoder: any ImageEncoding =
             options.maxBytes > 0
             ? FittingEncoder(quality: quality, maximumBytes: options.maxBytes) { format.encoder(quality: $0, metadata: metadata) }
             : format.encoder(quality: quality, metadata: metadata)
-        return try await render(data, as: request, encodedWith: encoder)
+        return try await render(data, as: request, encodedWith: encoder, animatingWith: animated, maximumFrameCount: frameLimit)
+    }
+
+    /// Refuses with a 422, before decoding, an animation (a GIF or WebP,
+    /// whose frames the header counts) too large to answer animated: with
+    /// `mafr`, a frame of more pixels than it allows; else frames to render
+    /// (up to `frameLimit`) of more pixels in all than `msr` or the
+    /// service's pixel limit allows.
+    func checkAnimation(_ header: ImageHeader, options: ProcessingOptions, frameLimit: Int) throws(ServiceError) {
+        guard let frames = header.frameCount, frames > 1, let size = header.storedSize else { return }
+        let (framePixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
+        if let limit = options.sourceLimits.maximumAnimationFramePixels {
+            guard !overflow, framePixels <= limit else {
+                throw ServiceError(.unprocessableContent, "a frame of the animation has \(size) pixels, more than the URL's limit of \(limit) (mafr)")
+            }
+            return
+        }
+        let limit = options.sourceLimits.maximumPixelCount ?? configuration.maximumPixelCount
+        let rendered = min(frames, frameLimit)
+        let (total, totalOverflow) = framePixels.multipliedReportingOverflow(by: rendered)
+        guard !overflow, !totalOverflow, total <= limit else {
+            throw ServiceError(
+                .unprocessableContent, "the animation's \(rendered) frames of \(size) are more pixels than the limit of \(limit) (msr, maf)"
+            )
+        }
     }
 
     /// Decodes `data` as `request` asks (its processors lay the image out)
@@ -87,9 +116,10 @@ extension ImageService {
     /// threads, within the decode memory budget: the pixels the decode will
     /// hold are reserved first, from the header, or the pixel limit's worth
     /// when the header is not read here.
-    func render(_ data: Data, as request: ImageRequest, encodedWith encoder: any ImageEncoding) async throws(ServiceError) -> (
-        Data, mediaType: String
-    ) {
+    func render(
+        _ data: Data, as request: ImageRequest, encodedWith encoder: any ImageEncoding, animatingWith animated: (any AnimatedImageEncoding)? = nil,
+        maximumFrameCount: Int = 1
+    ) async throws(ServiceError) -> (Data, mediaType: String) {
         let decoding = ImageDecodingOptions(
             targetSize: request.targetSize, contentMode: request.contentMode, prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail,
             convertsToSRGB: request.convertsToSRGB
@@ -98,7 +128,16 @@ extension ImageService {
         guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: request.cacheKey) }
         defer { decodeMemory.release(reservation) }
         let bytes: Data
-        do { bytes = try await pipeline.render(data, as: request, encodedWith: encoder) } catch { throw ServiceError(error) }
+        do {
+            if let animated {
+                bytes = try await pipeline.render(
+                    data, as: request, encodedWith: encoder, animatingWith: animated, maximumFrameCount: maximumFrameCount)
+            } else {
+                bytes = try await pipeline.render(data, as: request, encodedWith: encoder)
+            }
+        } catch {
+            throw ServiceError(error)
+        }
         return (bytes, ImageFormat(sniffing: bytes).mediaType)
     }
 

@@ -1,22 +1,30 @@
 import Imago
 
-/// An answer's format; `jpegOrPNG` is settled by the image's alpha. The
-/// raw values are the case names, part of the result cache's keys.
+/// An answer's format; `jpegOrPNG` is settled by the image: GIF for an
+/// animation, PNG for alpha, else JPEG. The raw values are the case names,
+/// part of the result cache's keys.
 enum OutputFormat: String, Sendable, Equatable {
-    case jpeg, png, webp, avif, jpegOrPNG
+    case jpeg, png, webp, avif, gif, jxl, jpegOrPNG
 
     /// The format to answer in: an explicit one, or for `auto` AVIF, then
-    /// WebP, as the client's Accept field allows, else JPEG (PNG for
-    /// images with alpha). Throws a 422 for a format Imago does not write.
+    /// WebP, then JPEG XL, as the client's Accept field allows, else JPEG
+    /// (GIF for an animation, PNG for images with alpha). Throws a 422 for
+    /// a format Imago does not write.
     init(_ format: ProcessingOptions.Format, accept: String) throws(ServiceError) {
         switch format {
         case .jpeg: self = .jpeg
         case .png: self = .png
         case .webp: self = .webp
         case .avif: self = .avif
-        case .auto: self = Self.accepts("image/avif", accept) ? .avif : Self.accepts("image/webp", accept) ? .webp : .jpegOrPNG
-        case .gif, .jxl, .heic, .bmp, .tiff, .ico, .svg:
-            throw ServiceError(.unprocessableContent, "the output format \(format.rawValue) is not supported: jpeg, png, webp and avif are")
+        case .gif: self = .gif
+        case .jxl: self = .jxl
+        case .auto:
+            let preferred: [(String, OutputFormat)] = [("image/avif", .avif), ("image/webp", .webp), ("image/jxl", .jxl)]
+            self = preferred.first { Self.accepts($0.0, accept) }?.1 ?? .jpegOrPNG
+        case .heic, .bmp, .tiff, .ico, .svg:
+            throw ServiceError(
+                .unprocessableContent, "the output format \(format.rawValue) is not supported: jpeg, png, webp, avif, gif and jxl are"
+            )
         }
     }
 
@@ -45,6 +53,8 @@ enum OutputFormat: String, Sendable, Equatable {
             case .png: .png
             case .webp: .webp
             case .avif: .avif
+            case .gif: .gif
+            case .jxl: .jxl
             }
         if options.quality > 0 { return options.quality }
         if let quality = options.formatQuality[named], quality > 0 { return quality }
@@ -60,7 +70,23 @@ enum OutputFormat: String, Sendable, Equatable {
         case .png: PNGEncoder(metadata: metadata)
         case .webp: WebPEncoder(quality: Float(quality), metadata: metadata)
         case .avif: AVIFEncoder(quality: quality, metadata: metadata)
+        case .gif: GIFEncoder()
+        case .jxl: JXLEncoder(quality: quality, metadata: metadata)
         case .jpegOrPNG: AlphaAwareEncoder(opaque: JPEGEncoder(quality: quality, metadata: metadata), alpha: PNGEncoder(metadata: metadata))
+        }
+    }
+
+    /// The encoder that writes an animation in this format; nil for a
+    /// format without animation (JPEG, PNG, JPEG XL), whose answer is the
+    /// first frame. `jpegOrPNG` animates as GIF, the one format every
+    /// client plays; AVIF sequences always loop (libavif 0.11 writes no
+    /// loop count).
+    func animatedEncoder(quality: Int, metadata: ImageMetadata = ImageMetadata()) -> (any AnimatedImageEncoding)? {
+        switch self {
+        case .webp: WebPEncoder(quality: Float(quality), metadata: metadata)
+        case .avif: AVIFEncoder(quality: quality, metadata: metadata)
+        case .gif, .jpegOrPNG: GIFEncoder()
+        case .jpeg, .png, .jxl: nil
         }
     }
 }
