@@ -88,6 +88,12 @@ let package = Package(
             name: "ColorCost",
             dependencies: ["CacheWorkloads", .product(name: "Imago", package: "Imago")]
         ),
+        // Prints a 100-frame GIF resized by the pipeline next to gifsicle's
+        // resize of it, in one run, with each one's peak memory.
+        .executableTarget(
+            name: "AnimationResize",
+            dependencies: ["CacheWorkloads", .product(name: "Imago", package: "Imago")]
+        ),
         // TurboJPEG called directly, for the ceiling the Thumbnails benchmark
         // compares against (the library's own CTurboJPEG module is no product).
         .systemLibrary(name: "CTurboJPEGDirect", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
