@@ -58,7 +58,7 @@ let package = Package(
             name: "ImagoCodecs",
             dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2", "CImageQuant"]
         ),
-        .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl"]),
+        .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl", "CLcms2"]),
         .target(
             name: "ImagoCaching",
             dependencies: [

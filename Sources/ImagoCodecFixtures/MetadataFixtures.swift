@@ -1,3 +1,4 @@
+import CLcms2
 import Foundation
 
 /// Metadata blocks built byte by byte, as cameras and editors write them.
@@ -70,5 +71,25 @@ public enum MetadataFixtures {
             for (index, byte) in text.utf8.enumerated() where offset + index < size { bytes[offset + index] = byte }
         }
         return Data(bytes)
+    }
+
+    /// A real Display P3 ICC profile, as Apple defines it (P3 primaries,
+    /// D65, the sRGB curve), built and saved by Little CMS.
+    public static func displayP3Profile() -> Data {
+        var white = cmsCIExyY(x: 0.3127, y: 0.3290, Y: 1)
+        var primaries = cmsCIExyYTRIPLE(
+            Red: cmsCIExyY(x: 0.680, y: 0.320, Y: 1), Green: cmsCIExyY(x: 0.265, y: 0.690, Y: 1), Blue: cmsCIExyY(x: 0.150, y: 0.060, Y: 1)
+        )
+        let parameters: [Double] = [2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045]
+        guard let curve = cmsBuildParametricToneCurve(nil, 4, parameters) else { return Data() }
+        defer { cmsFreeToneCurve(curve) }
+        let curves: [OpaquePointer?] = [curve, curve, curve]
+        guard let profile = cmsCreateRGBProfile(&white, &primaries, curves) else { return Data() }
+        defer { cmsCloseProfile(profile) }
+        var size: cmsUInt32Number = 0
+        guard cmsSaveProfileToMem(profile, nil, &size) != 0, size > 0 else { return Data() }
+        var data = Data(count: Int(size))
+        let saved = data.withUnsafeMutableBytes { cmsSaveProfileToMem(profile, $0.baseAddress, &size) }
+        return saved != 0 ? data : Data()
     }
 }

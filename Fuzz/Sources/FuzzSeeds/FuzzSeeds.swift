@@ -60,6 +60,8 @@ struct FuzzSeeds {
             iptc: MetadataFixtures.photoshopResources(iptc: [(1, 90, "\u{1B}%G"), (2, 116, "(c) Ann")]),
             iccProfile: MetadataFixtures.iccProfile(size: 300)
         )
+        // A real profile, for the colour conversion's paths.
+        let displayP3 = ImageMetadata(iccProfile: MetadataFixtures.displayP3Profile())
 
         return [
             (
@@ -69,6 +71,8 @@ struct FuzzSeeds {
                     ("alpha-over-white.jpg", try JPEGEncoder(quality: 30).encode(rgba)),
                     ("gray.jpg", try JPEGEncoder().encode(gray)),
                     ("metadata.jpg", try JPEGEncoder(metadata: metadata).encode(rgb)),
+                    ("display-p3.jpg", try JPEGEncoder(metadata: displayP3).encode(rgb)),
+                    ("display-p3-gray.jpg", try JPEGEncoder(metadata: displayP3).encode(gray)),
                 ]
             ),
             (
@@ -79,6 +83,7 @@ struct FuzzSeeds {
                     ("gray.png", try PNGEncoder().encode(gray)),
                     ("gray-alpha.png", try PNGEncoder().encode(grayAlpha)),
                     ("metadata.png", try PNGEncoder(metadata: metadata).encode(rgb)),
+                    ("display-p3-alpha.png", try PNGEncoder(metadata: displayP3).encode(rgba)),
                 ]
             ),
             (
@@ -89,6 +94,7 @@ struct FuzzSeeds {
                     ("lossless-alpha.webp", try WebPEncoder(lossless: true).encode(rgba)),
                     ("animated.webp", try FormatFixtures.animatedWebP(frames, durationMS: 50, loopCount: 2)),
                     ("metadata.webp", try WebPEncoder(quality: 50, metadata: metadata).encode(rgb)),
+                    ("display-p3.webp", try WebPEncoder(quality: 50, metadata: displayP3).encode(rgba)),
                 ]
             ),
             (
@@ -112,6 +118,7 @@ struct FuzzSeeds {
                     ("alpha.avif", try FormatFixtures.avif([rgba])),
                     ("sequence.avif", try FormatFixtures.avif(frames, durationSeconds: 0.05)),
                     ("metadata.avif", try AVIFEncoder(speed: 10, metadata: metadata).encode(rgb)),
+                    ("display-p3-10-bit.avif", try FormatFixtures.avif([rgb], cicp: (12, 13), depth: 10)),
                 ]
             ),
             (

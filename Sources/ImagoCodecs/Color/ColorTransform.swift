@@ -68,26 +68,26 @@ final class ColorTransform: @unchecked Sendable {
         }
     }
 
-    /// What converts: lcms, or for 8-bit pixels of a matrix-shaper profile
-    /// (most embedded profiles), the faster ``MatrixShaper``.
-    private enum Engine {
-        case lcms(cmsHTRANSFORM)
-        case matrixShaper(MatrixShaper)
-    }
-
-    private let engine: Engine
+    // What converts: lcms, or for 8-bit pixels of a matrix-shaper profile
+    // (most embedded profiles), the faster MatrixShaper; one of the two.
+    // Two optionals rather than an enum: an enum keeps its case in the
+    // pointers' spare bits, which LeakSanitizer does not see through, and
+    // transforms live in a static cache.
+    private let handle: cmsHTRANSFORM?
+    private let shaper: MatrixShaper?
     /// The layouts converted between.
     let input: Layout
     let output: Layout
 
-    private init(engine: Engine, input: Layout, output: Layout) {
-        self.engine = engine
+    private init(handle: cmsHTRANSFORM?, shaper: MatrixShaper?, input: Layout, output: Layout) {
+        self.handle = handle
+        self.shaper = shaper
         self.input = input
         self.output = output
     }
 
     deinit {
-        if case .lcms(let handle) = engine { cmsDeleteTransform(handle) }
+        if let handle { cmsDeleteTransform(handle) }
     }
 
     /// The transform from `space` to sRGB for pixels in `input` written as
@@ -98,7 +98,7 @@ final class ColorTransform: @unchecked Sendable {
     static func toSRGB(from space: DeclaredColorSpace, _ input: Layout, to output: Layout) -> ColorTransform? {
         let key = Key(space: space, input: input, output: output)
         if let known = cache.withLock({ $0[key] }) { return known.transform }
-        let made = make(key)
+        let made = make(from: space, key)
         cache.withLock { cache in
             if cache.count >= maximumCachedCount { cache.removeAll(keepingCapacity: true) }
             cache[key] = Entry(transform: made)
@@ -110,9 +110,10 @@ final class ColorTransform: @unchecked Sendable {
     /// ``output``); the two may be the same memory when the layouts are the
     /// same size.
     func convert(_ source: UnsafeRawPointer, into target: UnsafeMutableRawPointer, count: Int) {
-        switch engine {
-        case .lcms(let handle): cmsDoTransform(handle, source, target, cmsUInt32Number(count))
-        case .matrixShaper(let shaper): shaper.convert(source, into: target, count: count, bytesPerPixel: input.bytesPerPixel)
+        if let shaper {
+            shaper.convert(source, into: target, count: count, bytesPerPixel: input.bytesPerPixel)
+        } else if let handle {
+            cmsDoTransform(handle, source, target, cmsUInt32Number(count))
         }
     }
 
@@ -121,23 +122,35 @@ final class ColorTransform: @unchecked Sendable {
         _ source: UnsafeRawPointer, stride sourceStride: Int, into target: UnsafeMutableRawPointer, stride targetStride: Int,
         width: Int, rows: Int
     ) {
-        switch engine {
-        case .lcms(let handle):
+        if let handle {
             cmsDoTransformLineStride(
                 handle, source, target, cmsUInt32Number(width), cmsUInt32Number(rows), cmsUInt32Number(sourceStride),
                 cmsUInt32Number(targetStride), 0, 0
             )
-        case .matrixShaper:
+        } else {
             for row in 0..<rows { convert(source + row * sourceStride, into: target + row * targetStride, count: width) }
         }
     }
 
     // MARK: - Making and keeping transforms
 
+    /// The cache's key: the space's bytes in plain arrays, for the reason
+    /// the handle and shaper are two optionals.
     private struct Key: Hashable {
-        var space: DeclaredColorSpace
+        var profile: [UInt8]
+        var numbers: [Int]
         var input: Layout
         var output: Layout
+
+        init(space: DeclaredColorSpace, input: Layout, output: Layout) {
+            switch space {
+            case .icc(let data): (profile, numbers) = (Array(data), [])
+            case .cicp(let primaries, let transfer): (profile, numbers) = ([], [1, primaries, transfer])
+            case .pngChunks(let gamma, let chromaticities): (profile, numbers) = ([], [2, gamma ?? -1] + (chromaticities ?? []))
+            }
+            self.input = input
+            self.output = output
+        }
     }
 
     /// A cached answer, nil included: a space that cannot be converted is
@@ -152,17 +165,17 @@ final class ColorTransform: @unchecked Sendable {
     private static let maximumCachedCount = 64
     private static let cache = Mutex<[Key: Entry]>([:])
 
-    private static func make(_ key: Key) -> ColorTransform? {
+    private static func make(from space: DeclaredColorSpace, _ key: Key) -> ColorTransform? {
         guard key.input.colorSpace != cmsSigCmykData || key.output.colorSpace == cmsSigRgbData,
             key.output.colorSpace != cmsSigCmykData, key.input.hasAlpha == key.output.hasAlpha || !key.output.hasAlpha
         else { return nil }
-        guard let source = key.space.makeProfile() else { return nil }
+        guard let source = space.makeProfile() else { return nil }
         defer { cmsCloseProfile(source) }
         guard cmsGetColorSpace(source) == key.input.colorSpace else { return nil }
         if key.input == key.output, key.input.bytesPerPixel <= 4, key.input.colorSpace != cmsSigCmykData,
             let shaper = MatrixShaper(source)
         {
-            return ColorTransform(engine: .matrixShaper(shaper), input: key.input, output: key.output)
+            return ColorTransform(handle: nil, shaper: shaper, input: key.input, output: key.output)
         }
         let target = key.output.colorSpace == cmsSigGrayData ? DeclaredColorSpace.srgbGrayProfile() : cmsCreate_sRGBProfile()
         guard let target else { return nil }
@@ -173,7 +186,7 @@ final class ColorTransform: @unchecked Sendable {
         let handle = cmsCreateTransform(
             source, key.input.lcmsType, target, key.output.lcmsType, cmsUInt32Number(INTENT_PERCEPTUAL), flags
         )
-        return handle.map { ColorTransform(engine: .lcms($0), input: key.input, output: key.output) }
+        return handle.map { ColorTransform(handle: $0, shaper: nil, input: key.input, output: key.output) }
     }
 }
 
@@ -185,7 +198,7 @@ extension Image {
     consuming func convertedToSRGB(from space: DeclaredColorSpace?) -> Image {
         let layout = ColorTransform.Layout(pixelFormat)
         guard let space, let transform = ColorTransform.toSRGB(from: space, layout, to: layout) else { return self }
-        var image = self
+        var image = consume self
         let (width, height, stride) = (image.width, image.height, image.bytesPerRow)
         image.pixels.withUnsafeMutableBytes { bytes in
             guard let base = bytes.baseAddress else { return }

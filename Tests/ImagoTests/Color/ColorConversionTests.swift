@@ -29,7 +29,7 @@ import Testing
             switch self {
             case .displayP3:
                 let path = folder.appending("display-p3.icc")
-                try ColorFixtures.displayP3Profile().write(to: URL(fileURLWithPath: path))
+                try MetadataFixtures.displayP3Profile().write(to: URL(fileURLWithPath: path))
                 return path
             case .adobeRGB: return ColorConversionTests.profiles + "/a98.icc"
             case .proPhoto: return ColorConversionTests.profiles + "/rommrgb.icc"
@@ -149,7 +149,7 @@ import Testing
         let decoded = try AVIFDecoder().decode(labelled, options: .init())
         let stored = try AVIFDecoder().decode(plain, options: .init())
         // Then the labelled one is the unlabelled one converted from Display P3's ICC profile
-        let expected = stored.convertedToSRGB(from: .icc(try ColorFixtures.displayP3Profile()))
+        let expected = stored.convertedToSRGB(from: .icc(MetadataFixtures.displayP3Profile()))
         #expect(expected.pixels != stored.pixels)
         #expect(ColorFixtures.largestDifference(decoded, expected) <= 1)
     }
@@ -176,7 +176,7 @@ import Testing
         let decoded = try HEIFDecoder().decode(data, options: .init())
         let stored = try HEIFDecoder().decode(data, options: .init(convertsToSRGB: false))
         // Then the colours were converted from Display P3
-        let expected = stored.convertedToSRGB(from: .icc(try ColorFixtures.displayP3Profile()))
+        let expected = stored.convertedToSRGB(from: .icc(MetadataFixtures.displayP3Profile()))
         #expect(expected.pixels != stored.pixels)
         #expect(ColorFixtures.largestDifference(decoded, expected) <= 1)
     }
@@ -382,15 +382,6 @@ enum ColorFixtures {
         file += PNGChunks.chunk("IDAT", PNGChunks.zlibStored(rows))
         file += PNGChunks.chunk("IEND", Data())
         return file
-    }
-
-    /// Display P3 as Apple defines it: P3 primaries, D65, the sRGB curve.
-    static func displayP3Profile() throws -> Data {
-        guard let primaries = DeclaredColorSpace.cicpPrimaries(12), let profile = DeclaredColorSpace.rgbProfile(primaries, .srgb) else {
-            throw CommandLineTool.Failure(description: "lcms could not build a Display P3 profile")
-        }
-        defer { cmsCloseProfile(profile) }
-        return try save(profile)
     }
 
     /// lcms's own sRGB profile, as many files embed it.
