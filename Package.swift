@@ -50,8 +50,9 @@ let package = Package(
         .systemLibrary(name: "CAvif", providers: [.apt(["libavif-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CJxl", providers: [.apt(["libjxl-dev"])]),
-        .target(name: "ImagoCodecs", dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl"]),
-        .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl"]),
+        .systemLibrary(name: "CTiff", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        .target(name: "ImagoCodecs", dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CTiff"]),
+        .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl", "CTiff"]),
         .target(
             name: "ImagoCaching",
             dependencies: [
@@ -120,9 +121,12 @@ let package = Package(
         .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago", "ImagoSandbox"]),
         .testTarget(
             name: "ImagoTests",
-            // CTurboJPEG, CAvif: tests compare the decoders with the libraries'
-            // own behaviour (TurboJPEG's decoding, libavif's strict checks).
-            dependencies: ["Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif"]
+            // CTurboJPEG, CAvif, CTiff: tests compare the decoders with the libraries'
+            // own behaviour (TurboJPEG's decoding, libavif's strict checks, libtiff's
+            // compressions and photometric interpretations).
+            dependencies: [
+                "Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif", "CTiff",
+            ]
         ),
         .testTarget(
             name: "ImagoServerTests",

@@ -5,11 +5,11 @@
 set -euo pipefail
 
 # System packages: the codecs (libjpeg-turbo's TurboJPEG API, libspng,
-# libwebp with demux and mux, giflib, libavif, libheif, libjxl; libavif and libheif bring
+# libwebp with demux and mux, giflib, libavif, libheif, libjxl, libtiff; libavif and libheif bring
 # their AV1 and HEVC codecs, whose encoders make the tests' images), mount
 # (util-linux) for the tmpfs-based disk-full tests, chattr (e2fsprogs) for the
 # permission-error test, pkg-config for SwiftPM to find the codecs.
-packages=(libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libavif-dev libheif-dev libjxl-dev pkg-config util-linux e2fsprogs)
+packages=(libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libavif-dev libheif-dev libjxl-dev libtiff-dev pkg-config util-linux e2fsprogs)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -20,7 +20,8 @@ extension ImagePipeline {
         public var dataCache: (any DataCaching)?
         /// Decoders, asked in order; the first that handles the sniffed format decodes.
         /// Default: JPEG (libjpeg-turbo), PNG (libspng), WebP (libwebp), GIF
-        /// (giflib), AVIF (libavif), HEIC (libheif) and JPEG XL (libjxl).
+        /// (giflib), AVIF (libavif), HEIC (libheif), JPEG XL (libjxl) and TIFF
+        /// (libtiff).
         public var decoders: [any ImageDecoding]
         /// Downloads running at once, across hosts. Default: 16.
         public var maximumConcurrentDownloads: Int
@@ -93,7 +94,8 @@ extension ImagePipeline {
             self.dataLoader = dataLoader ?? HTTPDataLoader.shared
             self.imageCache = imageCache
             self.dataCache = dataCache
-            self.decoders = decoders ?? [JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), AVIFDecoder(), HEIFDecoder(), JXLDecoder()]
+            self.decoders =
+                decoders ?? [JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), AVIFDecoder(), HEIFDecoder(), JXLDecoder(), TIFFDecoder()]
             self.maximumConcurrentDownloads = maximumConcurrentDownloads
             self.maximumConcurrentDownloadsPerHost = maximumConcurrentDownloadsPerHost
             self.maximumConcurrentDecodes = maximumConcurrentDecodes

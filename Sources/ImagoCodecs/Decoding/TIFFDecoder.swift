@@ -1,0 +1,135 @@
+import CTiff
+import Foundation
+
+/// Decodes TIFF with libtiff's RGBA interface, from memory: every
+/// photometric interpretation libtiff converts (gray, palette, RGB, CMYK,
+/// YCbCr, CIE L*a*b*), bit depths from 1 to 16 (reduced to 8), contiguous
+/// or separate planes, strips or tiles, and the compressions Debian's
+/// libtiff has (none, LZW, Deflate, PackBits, JPEG, CCITT fax, ...).
+///
+/// Output: ``Image/PixelFormat/gray8`` for gray images and
+/// ``Image/PixelFormat/rgb8`` for the others, with alpha
+/// (``Image/PixelFormat/grayAlpha8``, ``Image/PixelFormat/rgba8``) when
+/// the file has an extra sample libtiff takes as alpha. Unassociated alpha
+/// is returned as stored; associated (premultiplied) alpha is divided out.
+/// The orientation tag is applied, so the image comes out upright. The
+/// colours are returned as stored: an ICC profile is not applied (it is
+/// read by ``ImageMetadata/init(reading:)``).
+///
+/// ``ImageDecodingOptions/page`` picks the page of a multi-page file (the
+/// first by default); no more than ``ImageDecodingOptions/maximumFrameCount``
+/// pages are walked to find it. Pages are decoded whole, then resampled to
+/// the target size. libtiff prints nothing: its messages become the
+/// thrown error's detail, and a damaged strip or tile fails the decode.
+public struct TIFFDecoder: ImageDecoding {
+    /// Creates a TIFF decoder.
+    public init() {}
+
+    public func canDecode(_ format: ImageFormat) -> Bool { format == .tiff }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        let result = data.withUnsafeBytes { bytes -> Result<Image, ImageDecodingError> in
+            Result { () throws(ImageDecodingError) in
+                // The handle reads `bytes` in place: it is closed before they go.
+                let file = try TIFFFile(bytes, maximumAllocation: Self.maximumAllocation(options))
+                try Self.select(page: options.page, in: file, options: options)
+                return try Self.decodePage(file, options: options)
+            }
+        }
+        return options.scaled(try result.get())
+    }
+
+    /// The most libtiff may allocate at once: a strip of the largest page
+    /// allowed, 16-bit samples with alpha, and never less than 16 MiB.
+    static func maximumAllocation(_ options: ImageDecodingOptions) -> Int {
+        let (bytes, overflow) = max(0, options.maximumPixelCount).multipliedReportingOverflow(by: 8)
+        return overflow ? Int.max : max(16 << 20, bytes)
+    }
+
+    /// Moves `file` to the page `page` (counted from 0), reading each
+    /// directory before it.
+    private static func select(page: Int, in file: TIFFFile, options: ImageDecodingOptions) throws(ImageDecodingError) {
+        guard page != 0 else { return }
+        guard page > 0 else { throw ImageDecodingError(code: .noSuchPage(page: page), format: .tiff, detail: "pages count from 0") }
+        guard page < options.maximumFrameCount else {
+            throw ImageDecodingError(code: .tooManyFrames(count: page + 1, limit: options.maximumFrameCount), format: .tiff)
+        }
+        for index in 1...page {
+            guard TIFFLastDirectory(file.handle) == 0 else {
+                throw ImageDecodingError(code: .noSuchPage(page: page), format: .tiff, detail: "the file has \(index) page\(index == 1 ? "" : "s")")
+            }
+            guard TIFFReadDirectory(file.handle) == 1 else { throw file.error("page \(index) is unreadable") }
+        }
+    }
+
+    /// Decodes the current directory.
+    private static func decodePage(_ file: TIFFFile, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        guard let width = file.uint32(TIFFTAG_IMAGEWIDTH), let height = file.uint32(TIFFTAG_IMAGELENGTH) else {
+            throw file.error("the page has no width or height")
+        }
+        try options.checkPixelCount(width: Int(width), height: Int(height), format: .tiff)
+        if let strip = file.firstStripPastEnd() {
+            throw ImageDecodingError(code: .corrupt, format: .tiff, detail: "strip or tile \(strip) lies past the end of the data")
+        }
+        // libtiff premultiplies unassociated alpha, which would lose precision
+        // and need dividing out again: the page is said to be associated, so
+        // that its samples are copied as they are.
+        var extraSamples = file.extraSamples
+        let alphaIsStraight = extraSamples.first == UInt16(EXTRASAMPLE_UNASSALPHA)
+        if alphaIsStraight {
+            extraSamples[0] = UInt16(EXTRASAMPLE_ASSOCALPHA)
+            guard file.setExtraSamples(extraSamples) else { throw file.error("unreadable extra samples") }
+        }
+        let reader = UnsafeMutablePointer<TIFFRGBAImage>.allocate(capacity: 1)
+        reader.initialize(to: TIFFRGBAImage())
+        defer { reader.deallocate() }
+        var message = [CChar](repeating: 0, count: 1024)
+        guard TIFFRGBAImageBegin(reader, file.handle, 1, &message) == 1 else {
+            let detail = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw file.error(detail.isEmpty ? "libtiff cannot convert this page" : detail)
+        }
+        defer { TIFFRGBAImageEnd(reader) }
+        let stored = reader.pointee
+        guard Int(stored.width) == Int(width), Int(stored.height) == Int(height) else { throw file.error("inconsistent sizes") }
+        // Rows as stored: libtiff flips for the orientation tag, but cannot
+        // transpose (orientations 5-8); ImageOrientation does all eight below.
+        reader.pointee.req_orientation = stored.orientation
+        let count = Int(width) * Int(height)
+        var raster = [UInt32](repeating: 0, count: count)
+        let status = raster.withUnsafeMutableBufferPointer { TIFFRGBAImageGet(reader, $0.baseAddress, width, height) }
+        guard status == 1 else { throw file.error("unreadable pixel data") }
+        let isGray = stored.photometric == PHOTOMETRIC_MINISBLACK || stored.photometric == PHOTOMETRIC_MINISWHITE
+        let hasAlpha = stored.alpha != 0
+        let pixelFormat: Image.PixelFormat = isGray ? (hasAlpha ? .grayAlpha8 : .gray8) : (hasAlpha ? .rgba8 : .rgb8)
+        let pixels = Self.pixels(raster, as: pixelFormat, premultiplied: hasAlpha && !alphaIsStraight)
+        guard let image = Image(width: Int(width), height: Int(height), pixelFormat: pixelFormat, pixels: pixels) else {
+            throw file.error("inconsistent sizes")
+        }
+        return (ImageOrientation(rawValue: Int(stored.orientation)) ?? .up).apply(to: image)
+    }
+
+    /// libtiff's raster (R, G, B, A in each 32-bit value's bytes from the
+    /// lowest) as `format`, premultiplied colour divided by alpha; gray is
+    /// the red channel (libtiff repeats it in all three).
+    static func pixels(_ raster: [UInt32], as format: Image.PixelFormat, premultiplied: Bool) -> [UInt8] {
+        let channels = format.bytesPerPixel
+        let colorChannels = format.hasAlpha ? channels - 1 : channels
+        return [UInt8](unsafeUninitializedCapacity: raster.count * channels) { output, initialized in
+            raster.withUnsafeBufferPointer { raster in
+                var target = 0
+                for value in raster {
+                    let alpha = value >> 24
+                    let divides = premultiplied && alpha < 255
+                    for channel in 0..<colorChannels {
+                        var sample = value >> UInt32(8 * channel) & 0xFF
+                        if divides { sample = alpha == 0 ? 0 : min(255, (sample * 255 + alpha / 2) / alpha) }
+                        output[target + channel] = UInt8(truncatingIfNeeded: sample)
+                    }
+                    if colorChannels < channels { output[target + colorChannels] = UInt8(truncatingIfNeeded: alpha) }
+                    target += channels
+                }
+            }
+            initialized = raster.count * channels
+        }
+    }
+}
