@@ -20,8 +20,8 @@ extension ImagePipeline {
         public var dataCache: (any DataCaching)?
         /// Decoders, asked in order; the first that handles the sniffed format decodes.
         /// Default: JPEG (libjpeg-turbo), PNG (libspng), WebP (libwebp), GIF
-        /// (giflib), AVIF (libavif), HEIC (libheif), JPEG XL (libjxl) and TIFF
-        /// (libtiff).
+        /// (giflib), AVIF (libavif), HEIC (libheif), JPEG XL (libjxl), TIFF
+        /// (libtiff) and BMP (Imago's own).
         public var decoders: [any ImageDecoding]
         /// Downloads running at once, across hosts. Default: 16.
         public var maximumConcurrentDownloads: Int
@@ -95,7 +95,9 @@ extension ImagePipeline {
             self.imageCache = imageCache
             self.dataCache = dataCache
             self.decoders =
-                decoders ?? [JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), AVIFDecoder(), HEIFDecoder(), JXLDecoder(), TIFFDecoder()]
+                decoders ?? [
+                    JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), AVIFDecoder(), HEIFDecoder(), JXLDecoder(), TIFFDecoder(), BMPDecoder(),
+                ]
             self.maximumConcurrentDownloads = maximumConcurrentDownloads
             self.maximumConcurrentDownloadsPerHost = maximumConcurrentDownloadsPerHost
             self.maximumConcurrentDecodes = maximumConcurrentDecodes

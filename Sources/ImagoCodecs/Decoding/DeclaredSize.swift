@@ -5,10 +5,10 @@ import Foundation
 extension ImageDecodingOptions {
     /// The bytes of pixels a decode of `data` will hold at most, from its
     /// header alone: JPEG at the DCT scale it will be decoded at, PNG, GIF,
-    /// WebP and TIFF (its first page) at their full size, 4 bytes a pixel;
-    /// `nil` for a format whose header is not read here (AVIF, HEIC, JPEG
-    /// XL) or a header that does not parse. For budgeting decodes before
-    /// starting them.
+    /// WebP, BMP and TIFF (its first page) at their full size, 4 bytes a
+    /// pixel; `nil` for a format whose header is not read here (AVIF, HEIC,
+    /// JPEG XL) or a header that does not parse. For budgeting decodes
+    /// before starting them.
     public func decodedBytesEstimate(of data: Data) -> Int? {
         guard let size = Self.declaredSize(of: data) else { return nil }
         guard size.width > 0, size.height > 0 else { return 0 }
@@ -20,8 +20,8 @@ extension ImageDecodingOptions {
         return overflow || pixels > Int.max / 4 ? Int.max : pixels * 4
     }
 
-    /// The width and height a JPEG, PNG, GIF or WebP header declares, or a
-    /// TIFF's first page.
+    /// The width and height a JPEG, PNG, GIF, WebP or BMP header declares,
+    /// or a TIFF's first page.
     static func declaredSize(of data: Data) -> ImageSize? {
         data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> ImageSize? in
             func bigEndian32(_ offset: Int) -> Int { (0..<4).reduce(0) { $0 << 8 | Int(bytes[offset + $1]) } }
@@ -49,6 +49,8 @@ extension ImageDecodingOptions {
                 var colorspace: Int32 = 0
                 _ = tjDecompressHeader3(handle, base, UInt(bytes.count), &width, &height, &subsampling, &colorspace)
                 return width > 0 && height > 0 ? ImageSize(width: Int(width), height: Int(height)) : nil
+            case .bmp:
+                return (try? BMPDecoder.bitmap(in: bytes)).map { ImageSize(width: $0.0.width, height: $0.0.height) }
             case .tiff:
                 // The first directory's ImageWidth and ImageLength (SHORT or LONG).
                 guard let file = EXIF(bytes) else { return nil }
