@@ -5,10 +5,10 @@ import Foundation
 extension ImageDecodingOptions {
     /// The bytes of pixels a decode of `data` will hold at most, from its
     /// header alone: JPEG at the DCT scale it will be decoded at, PNG, GIF,
-    /// WebP, BMP and TIFF (its first page) at their full size, 4 bytes a
-    /// pixel; `nil` for a format whose header is not read here (AVIF, HEIC,
-    /// JPEG XL) or a header that does not parse. For budgeting decodes
-    /// before starting them.
+    /// WebP, BMP and TIFF (its first page) at their full size, ICO at its
+    /// largest image's, 4 bytes a pixel; `nil` for a format whose header is
+    /// not read here (AVIF, HEIC, JPEG XL) or a header that does not parse.
+    /// For budgeting decodes before starting them.
     public func decodedBytesEstimate(of data: Data) -> Int? {
         guard let size = Self.declaredSize(of: data) else { return nil }
         guard size.width > 0, size.height > 0 else { return 0 }
@@ -21,7 +21,7 @@ extension ImageDecodingOptions {
     }
 
     /// The width and height a JPEG, PNG, GIF, WebP or BMP header declares,
-    /// or a TIFF's first page.
+    /// a TIFF's first page, or an ICO's largest image.
     static func declaredSize(of data: Data) -> ImageSize? {
         data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> ImageSize? in
             func bigEndian32(_ offset: Int) -> Int { (0..<4).reduce(0) { $0 << 8 | Int(bytes[offset + $1]) } }
@@ -59,6 +59,8 @@ extension ImageDecodingOptions {
                     let height = entries.first(where: { $0.tag == 257 }).flatMap(file.integer)
                 else { return nil }
                 return ImageSize(width: width, height: height)
+            case .ico:
+                return (try? ICODirectory(bytes))?.largestSize
             default:
                 return nil
             }
