@@ -94,42 +94,58 @@ public struct TIFFDecoder: ImageDecoding {
         // Rows as stored: libtiff flips for the orientation tag, but cannot
         // transpose (orientations 5-8); ImageOrientation does all eight below.
         reader.pointee.req_orientation = stored.orientation
-        let count = Int(width) * Int(height)
-        var raster = [UInt32](repeating: 0, count: count)
-        let status = raster.withUnsafeMutableBufferPointer { TIFFRGBAImageGet(reader, $0.baseAddress, width, height) }
+        // libtiff's raster: a 32-bit value a pixel. Zeroed, so that nothing
+        // the decode does not write can show what the memory held before.
+        var raster = [UInt8](repeating: 0, count: Int(width) * Int(height) * 4)
+        let status = raster.withUnsafeMutableBytes { bytes in
+            bytes.withMemoryRebound(to: UInt32.self) { TIFFRGBAImageGet(reader, $0.baseAddress, width, height) }
+        }
         guard status == 1 else { throw file.error("unreadable pixel data") }
         let isGray = stored.photometric == PHOTOMETRIC_MINISBLACK || stored.photometric == PHOTOMETRIC_MINISWHITE
         let hasAlpha = stored.alpha != 0
         let pixelFormat: Image.PixelFormat = isGray ? (hasAlpha ? .grayAlpha8 : .gray8) : (hasAlpha ? .rgba8 : .rgb8)
-        let pixels = Self.pixels(raster, as: pixelFormat, premultiplied: hasAlpha && !alphaIsStraight)
+        let pixels = Self.pixels(consume raster, as: pixelFormat, premultiplied: hasAlpha && !alphaIsStraight)
         guard let image = Image(width: Int(width), height: Int(height), pixelFormat: pixelFormat, pixels: pixels) else {
             throw file.error("inconsistent sizes")
         }
         return (ImageOrientation(rawValue: Int(stored.orientation)) ?? .up).apply(to: image)
     }
 
-    /// libtiff's raster (R, G, B, A in each 32-bit value's bytes from the
-    /// lowest) as `format`, premultiplied colour divided by alpha; gray is
-    /// the red channel (libtiff repeats it in all three).
-    static func pixels(_ raster: [UInt32], as format: Image.PixelFormat, premultiplied: Bool) -> [UInt8] {
+    /// libtiff's raster (32-bit values, R in the lowest byte, A in the
+    /// highest) as `format`, premultiplied colour divided by alpha; gray
+    /// is the red channel (libtiff repeats it in all three). RGBA is
+    /// written over the raster itself, so a page with alpha needs one
+    /// buffer, not two.
+    static func pixels(_ raster: consuming [UInt8], as format: Image.PixelFormat, premultiplied: Bool) -> [UInt8] {
         let channels = format.bytesPerPixel
         let colorChannels = format.hasAlpha ? channels - 1 : channels
-        return [UInt8](unsafeUninitializedCapacity: raster.count * channels) { output, initialized in
-            raster.withUnsafeBufferPointer { raster in
-                var target = 0
-                for value in raster {
-                    let alpha = value >> 24
-                    let divides = premultiplied && alpha < 255
-                    for channel in 0..<colorChannels {
-                        var sample = value >> UInt32(8 * channel) & 0xFF
-                        if divides { sample = alpha == 0 ? 0 : min(255, (sample * 255 + alpha / 2) / alpha) }
-                        output[target + channel] = UInt8(truncatingIfNeeded: sample)
-                    }
-                    if colorChannels < channels { output[target + colorChannels] = UInt8(truncatingIfNeeded: alpha) }
-                    target += channels
-                }
+        let count = raster.count / 4
+        /// Writes pixel `index` at `output`: its bytes come before the next
+        /// pixel's in the raster, so the raster can be its own output.
+        func convert(_ raster: UnsafeRawBufferPointer, _ index: Int, to output: UnsafeMutablePointer<UInt8>) {
+            let value = raster.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)
+            let alpha = value >> 24
+            let divides = premultiplied && alpha < 255
+            for channel in 0..<colorChannels {
+                var sample = value >> UInt32(8 * channel) & 0xFF
+                if divides { sample = alpha == 0 ? 0 : min(255, (sample * 255 + alpha / 2) / alpha) }
+                output[channel] = UInt8(truncatingIfNeeded: sample)
             }
-            initialized = raster.count * channels
+            if colorChannels < channels { output[colorChannels] = UInt8(truncatingIfNeeded: alpha) }
+        }
+        if format == .rgba8 {
+            raster.withUnsafeMutableBytes { bytes in
+                guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+                for index in 0..<count { convert(UnsafeRawBufferPointer(bytes), index, to: base + index * 4) }
+            }
+            return raster
+        }
+        return [UInt8](unsafeUninitializedCapacity: count * channels) { output, initialized in
+            raster.withUnsafeBytes { bytes in
+                guard let base = output.baseAddress else { return }
+                for index in 0..<count { convert(bytes, index, to: base + index * channels) }
+            }
+            initialized = count * channels
         }
     }
 }
