@@ -38,7 +38,8 @@ public struct BMPDecoder: ImageDecoding {
             throw ImageDecodingError(code: .corrupt, format: .bmp, detail: "truncated file header")
         }
         let bitmap = try DIB(bytes, at: 14, format: .bmp)
-        guard pixelOffset >= 14 + 12 else {
+        // The header's size was read by DIB: the pixels cannot start inside it.
+        guard let headerSize = bytes.littleEndian(at: 14, size: 4), pixelOffset >= 14 + headerSize else {
             throw ImageDecodingError(code: .corrupt, format: .bmp, detail: "the pixel data offset \(pixelOffset) is inside the headers")
         }
         return (bitmap, pixelOffset)

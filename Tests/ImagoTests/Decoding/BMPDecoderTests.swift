@@ -221,6 +221,11 @@ struct BMPDecoderTests {
         pastEnd.replaceSubrange(10..<14, with: [0xFF, 0xFF, 0xFF, 0x7F])
         let offset = #expect(throws: ImageDecodingError.self) { try BMPDecoder().decode(pastEnd, options: options) }
         #expect(offset?.detail == "truncated pixel data")
+        // The pixel data offset inside the header.
+        var inside = pastEnd
+        inside.replaceSubrange(10..<14, with: [40, 0, 0, 0])
+        let header = #expect(throws: ImageDecodingError.self) { try BMPDecoder().decode(inside, options: options) }
+        #expect(header?.detail == "the pixel data offset 40 is inside the headers")
     }
 
     @Test("truncated and bit-flipped BMPs give an image of the size they declare or a BMP error, never a crash")
