@@ -71,6 +71,14 @@ public struct TIFFDecoder: ImageDecoding {
         if let strip = file.firstStripPastEnd() {
             throw ImageDecodingError(code: .corrupt, format: .tiff, detail: "strip or tile \(strip) lies past the end of the data")
         }
+        // A small page with huge tiles would have libtiff allocate far more
+        // than the page's pixels (which decode budgets are made of): 16
+        // bytes a pixel is more than any sample layout libtiff converts.
+        let chunkLimit = max(UInt64(16 << 20), UInt64(width) * UInt64(height) * 16)
+        guard file.chunkSize <= chunkLimit else {
+            throw ImageDecodingError(
+                code: .corrupt, format: .tiff, detail: "a strip or tile of \(file.chunkSize) bytes for a page of \(width)x\(height) pixels")
+        }
         // libtiff premultiplies unassociated alpha, which would lose precision
         // and need dividing out again: the page is said to be associated, so
         // that its samples are copied as they are.

@@ -102,6 +102,10 @@ final class TIFFFile {
 
     deinit { TIFFClose(handle) }
 
+    /// The bytes one strip or tile of the current directory decodes to
+    /// (libtiff allocates that much to read it); 0 if libtiff cannot tell.
+    var chunkSize: UInt64 { TIFFIsTiled(handle) != 0 ? TIFFTileSize64(handle) : TIFFStripSize64(handle) }
+
     /// The first strip or tile of the current directory that lies past the
     /// end of the data, if one does: checked before the pixels are
     /// allocated, so that a short file declaring a large image is refused

@@ -227,6 +227,12 @@ struct TIFFDecoderTests {
         let short = FormatFixtures.handMadeTIFF(width: 5000, height: 5000, pixels: [1, 2, 3], fields: [.long(279, 75_000_000)])
         let missing = #expect(throws: ImageDecodingError.self) { try TIFFDecoder().decode(short, options: options) }
         #expect(missing?.detail == "strip or tile 0 lies past the end of the data")
+        // A 2x2 page in one tile of 8192x8192 RGB pixels: 192 MiB for libtiff to allocate.
+        let hugeTile = FormatFixtures.handMadeTIFF(
+            width: 2, height: 2, pixels: [UInt8](repeating: 5, count: 12),
+            fields: [.long(322, 8192), .long(323, 8192), .long(324, 8), .long(325, 12)])
+        let tile = #expect(throws: ImageDecodingError.self) { try TIFFDecoder().decode(hugeTile, options: options) }
+        #expect(tile?.detail == "a strip or tile of 201326592 bytes for a page of 2x2 pixels")
         let real = try FormatFixtures.tiff([Page(FormatFixtures.quadrants(width: 640, height: 480))])
         let refused = #expect(throws: ImageDecodingError.self) {
             try TIFFDecoder().decode(real, options: ImageDecodingOptions(maximumPixelCount: 300_000))
