@@ -58,6 +58,7 @@ public struct TIFFDecoder: ImageDecoding {
             guard TIFFLastDirectory(file.handle) == 0 else {
                 throw ImageDecodingError(code: .noSuchPage(page: page), format: .tiff, detail: "the file has \(index) page\(index == 1 ? "" : "s")")
             }
+            file.beginStep()
             guard TIFFReadDirectory(file.handle) == 1 else { throw file.error("page \(index) is unreadable") }
         }
     }
@@ -86,25 +87,31 @@ public struct TIFFDecoder: ImageDecoding {
         let alphaIsStraight = extraSamples.first == UInt16(EXTRASAMPLE_UNASSALPHA)
         if alphaIsStraight {
             extraSamples[0] = UInt16(EXTRASAMPLE_ASSOCALPHA)
+            file.beginStep()
             guard file.setExtraSamples(extraSamples) else { throw file.error("unreadable extra samples") }
         }
         let reader = UnsafeMutablePointer<TIFFRGBAImage>.allocate(capacity: 1)
         reader.initialize(to: TIFFRGBAImage())
         defer { reader.deallocate() }
         var message = [CChar](repeating: 0, count: 1024)
+        file.beginStep()
         guard TIFFRGBAImageBegin(reader, file.handle, 1, &message) == 1 else {
+            // Its own message says why it cannot convert the page.
             let detail = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw file.error(detail.isEmpty ? "libtiff cannot convert this page" : detail)
+            throw detail.isEmpty ? file.error("libtiff cannot convert this page") : ImageDecodingError(code: .corrupt, format: .tiff, detail: detail)
         }
         defer { TIFFRGBAImageEnd(reader) }
         let stored = reader.pointee
-        guard Int(stored.width) == Int(width), Int(stored.height) == Int(height) else { throw file.error("inconsistent sizes") }
+        guard Int(stored.width) == Int(width), Int(stored.height) == Int(height) else {
+            throw ImageDecodingError(code: .corrupt, format: .tiff, detail: "inconsistent sizes")
+        }
         // Rows as stored: libtiff flips for the orientation tag, but cannot
         // transpose (orientations 5-8); ImageOrientation does all eight below.
         reader.pointee.req_orientation = stored.orientation
         // libtiff's raster: a 32-bit value a pixel. Zeroed, so that nothing
         // the decode does not write can show what the memory held before.
         var raster = [UInt8](repeating: 0, count: Int(width) * Int(height) * 4)
+        file.beginStep()
         let status = raster.withUnsafeMutableBytes { bytes in
             bytes.withMemoryRebound(to: UInt32.self) { TIFFRGBAImageGet(reader, $0.baseAddress, width, height) }
         }
@@ -114,7 +121,7 @@ public struct TIFFDecoder: ImageDecoding {
         let pixelFormat: Image.PixelFormat = isGray ? (hasAlpha ? .grayAlpha8 : .gray8) : (hasAlpha ? .rgba8 : .rgb8)
         let pixels = Self.pixels(consume raster, as: pixelFormat, premultiplied: hasAlpha && !alphaIsStraight)
         guard let image = Image(width: Int(width), height: Int(height), pixelFormat: pixelFormat, pixels: pixels) else {
-            throw file.error("inconsistent sizes")
+            throw ImageDecodingError(code: .corrupt, format: .tiff, detail: "inconsistent sizes")
         }
         return (ImageOrientation(rawValue: Int(stored.orientation)) ?? .up).apply(to: image)
     }

@@ -14,7 +14,8 @@ final class TIFFFile {
     private final class Input {
         let bytes: UnsafeRawBufferPointer
         var offset = 0
-        /// libtiff's first error message; later ones are usually its consequences.
+        /// libtiff's first error message since the last step began; later
+        /// ones are usually its consequences.
         var firstError: String?
 
         init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
@@ -124,8 +125,12 @@ final class TIFFFile {
         return nil
     }
 
-    /// The error for a failed libtiff call: libtiff's own message if it
-    /// gave one, else `fallback`.
+    /// Forgets libtiff's messages so far: what it reports about one step
+    /// (some errors it recovers from) is not taken for a later step's.
+    func beginStep() { input.firstError = nil }
+
+    /// The error for a failed libtiff call: libtiff's own first message
+    /// since ``beginStep()`` if it gave one, else `fallback`.
     func error(_ fallback: String) -> ImageDecodingError {
         Self.error(input.firstError ?? fallback)
     }
