@@ -54,11 +54,12 @@ let package = Package(
         .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // libimagequant: the GIF encoder's palettes for images of more than 256 colours.
         .systemLibrary(name: "CImageQuant", pkgConfig: "imagequant", providers: [.apt(["libimagequant-dev"])]),
+        .systemLibrary(name: "CTiff", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
         .target(
             name: "ImagoCodecs",
-            dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2", "CImageQuant"]
+            dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2", "CImageQuant", "CTiff"]
         ),
-        .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl", "CLcms2"]),
+        .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl", "CLcms2", "CTiff"]),
         .target(
             name: "ImagoCaching",
             dependencies: [
@@ -127,13 +128,14 @@ let package = Package(
         .executableTarget(name: "ImagoCacheTorture", dependencies: ["Imago", "ImagoSandbox"]),
         .testTarget(
             name: "ImagoTests",
-            // CTurboJPEG, CAvif, CLcms2: tests compare the decoders with the
-            // libraries' own behaviour (TurboJPEG's decoding, libavif's strict
-            // checks and 16-bit output, lcms's conversions and ΔE2000); CJxl:
+            // CTurboJPEG, CAvif, CLcms2, CTiff: tests compare the decoders with
+            // the libraries' own behaviour (TurboJPEG's decoding, libavif's
+            // strict checks and 16-bit output, lcms's conversions and ΔE2000,
+            // libtiff's compressions and photometric interpretations); CJxl:
             // libjxl's decoder reads back the JPEG XL encoder's ICC profile.
             dependencies: [
                 "Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif", "CLcms2",
-                "CJxl",
+                "CJxl", "CTiff",
             ]
         ),
         .testTarget(

@@ -5,7 +5,7 @@ import PackageDescription
 // their seed corpus. Its own package, depending on the codecs alone, so that
 // fuzzing never builds the pipeline's network stack. scripts/fuzz.sh builds
 // and runs it; see README.md.
-let formats = ["JPEG", "PNG", "WebP", "GIF", "AVIF", "HEIC", "JXL"]
+let formats = ["JPEG", "PNG", "WebP", "GIF", "AVIF", "HEIC", "JXL", "TIFF", "BMP", "ICO"]
 
 let package = Package(
     name: "ImagoFuzz",

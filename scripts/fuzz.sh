@@ -7,13 +7,13 @@
 # them to Fuzz/Regressions/<format>/ (FuzzRegressionTests decodes them).
 #
 # Usage: scripts/fuzz.sh [seconds-per-target]
-#   FUZZ_FORMATS="png gif"  only these targets (default: all seven)
+#   FUZZ_FORMATS="png gif"  only these targets (default: all ten)
 #   FUZZ_JOBS=1             targets run at once (default: the number of cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
-read -r -a formats <<<"${FUZZ_FORMATS:-jpeg png webp gif avif heic jxl}"
+read -r -a formats <<<"${FUZZ_FORMATS:-jpeg png webp gif avif heic jxl tiff bmp ico}"
 jobs=${FUZZ_JOBS:-$(nproc)}
 work=Fuzz/.build/fuzz
 

@@ -87,6 +87,10 @@ struct ImageServiceOptionsTests {
         ] {
             #expect(ImageService.baseName(of: url) == name, "\(url)")
         }
+        // A raw answer keeps the source's media type: ICO's is not image/ and its name.
+        for (mediaType, fileExtension) in [("image/x-icon", ".ico"), ("image/tiff", ".tiff"), ("image/bmp", ".bmp"), ("text/html", "")] {
+            #expect(ImageService.fileExtension(of: mediaType) == fileExtension, "\(mediaType)")
+        }
         // A source path without a name: imgproxy's fallback, "image".
         server.setRoute("/", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants())))
         let bare = await service.respond(to: ServiceRequest(path: Self.plain("w:50/f:png", server.url("/"))))

@@ -31,14 +31,21 @@ public enum DecoderFuzzing {
         exit(LLVMFuzzerRunDriver(&argc, &argv, testOneInput))
     }
 
-    /// Runs `decoder` over the `count` bytes at `bytes`; always returns 0, as
-    /// libFuzzer requires.
-    public static func run(_ decoder: some ImageDecoding, _ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
+    /// Runs `decoder` over the `count` bytes at `bytes`, and over its pages
+    /// 1 to `laterPages` (``ImageDecodingOptions/page``); always returns 0,
+    /// as libFuzzer requires.
+    public static func run(_ decoder: some ImageDecoding, _ bytes: UnsafePointer<UInt8>?, _ count: Int, laterPages: Int = 0) -> Int32 {
         let data = bytes.map { Data(bytes: $0, count: count) } ?? Data()
         _ = ImageFormat(sniffing: data)
         _ = ImageFormat.describeUnrecognised(data)
         let metadata = ImageMetadata(reading: data)
         _ = (metadata.keepingCopyrightOnly(), metadata.upright())
+        _ = (ImageHeader(data), options.decodedBytesEstimate(of: data))
+        for page in stride(from: 1, through: laterPages, by: 1) {
+            var later = options
+            later.page = page
+            _ = decode(decoder, data, options: later)
+        }
         guard let image = decode(decoder, data, options: options) else { return 0 }
         // Scaled decoding takes other paths (DCT scaling, libwebp's scaler, the resizer).
         var small = options

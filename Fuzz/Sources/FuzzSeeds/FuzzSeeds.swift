@@ -1,4 +1,5 @@
 import CGif
+import CTiff
 import Foundation
 import ImagoCodecFixtures
 import ImagoCodecs
@@ -64,6 +65,9 @@ struct FuzzSeeds {
         let displayP3 = ImageMetadata(iccProfile: MetadataFixtures.displayP3Profile())
 
         return [
+            ("tiff", try tiffSeeds(rgb: rgb, rgba: rgba, gray: gray, metadata: metadata)),
+            ("bmp", try bmpSeeds(rgb: rgb, rgba: rgba, metadata: metadata)),
+            ("ico", try icoSeeds(rgb: rgb, rgba: rgba)),
             (
                 "jpeg",
                 [
@@ -143,6 +147,166 @@ struct FuzzSeeds {
                     ("gray-turned.jxl", try FormatFixtures.jxl(gray, orientation: 6)),
                 ]
             ),
+        ]
+    }
+
+    /// TIFFs written by libtiff: each compression, 16 bits, a palette, 1 bit,
+    /// planes, tiles, associated alpha, several pages, an orientation and
+    /// metadata tags, big-endian; and a hand-made one with an EXIF directory.
+    static func tiffSeeds(rgb: Image, rgba: Image, gray: Image, metadata: ImageMetadata) throws -> [(String, Data)] {
+        typealias Page = FormatFixtures.TIFFPage
+        func page(_ image: Image, _ change: (inout Page) -> Void = { _ in }) -> Page {
+            var page = Page(image)
+            change(&page)
+            return page
+        }
+        let sixteen = page(gray) { page in
+            page.bitsPerSample = 16
+            page.samples = gray.pixels.flatMap { value in withUnsafeBytes(of: UInt16(value) * 257) { Array($0) } }
+        }
+        // 4-bit palette: 8x4 indices, two a byte.
+        var palette = Page(
+            width: 8, height: 4, samples: (0..<16).map { UInt8($0 * 17 % 256) }, bitsPerSample: 4, samplesPerPixel: 1,
+            photometric: PHOTOMETRIC_PALETTE)
+        palette.colormap = (0..<48).map { UInt16($0 * 1365 % 65536) }
+        palette.compression = COMPRESSION_PACKBITS
+        var bilevel = Page(
+            width: 16, height: 4, samples: [0xF0, 0x0F, 0xAA, 0x55, 0xFF, 0x00, 0x81, 0x18], bitsPerSample: 1, samplesPerPixel: 1,
+            photometric: PHOTOMETRIC_MINISWHITE)
+        bilevel.compression = COMPRESSION_CCITTFAX4
+        var seeds: [(String, Data)] = [
+            ("rgb-lzw.tif", try FormatFixtures.tiff([page(rgb) { $0.compression = COMPRESSION_LZW }])),
+            (
+                "rgba-deflate-predictor.tif",
+                try FormatFixtures.tiff([
+                    page(rgba) {
+                        $0.compression = COMPRESSION_ADOBE_DEFLATE
+                        $0.predictor = PREDICTOR_HORIZONTAL
+                    }
+                ])
+            ),
+            ("gray16.tif", try FormatFixtures.tiff([sixteen])),
+            ("palette4-packbits.tif", try FormatFixtures.tiff([palette])),
+            ("bilevel-fax4.tif", try FormatFixtures.tiff([bilevel])),
+            ("planes.tif", try FormatFixtures.tiff([page(rgba) { $0.separatePlanes = true }])),
+            ("tiles.tif", try FormatFixtures.tiff([page(rgb) { $0.tileSize = 16 }])),
+            ("associated-alpha.tif", try FormatFixtures.tiff([Page(rgba, associatedAlpha: true)])),
+            ("pages.tif", try FormatFixtures.tiff([Page(rgb), Page(gray), Page(rgba)])),
+            (
+                "turned-metadata-big-endian.tif",
+                try FormatFixtures.tiff(
+                    [
+                        page(rgb) { page in
+                            page.orientation = 6
+                            page.iccProfile = metadata.iccProfile
+                            page.xmp = metadata.xmp
+                        }
+                    ], bigEndian: true)
+            ),
+            (
+                "exif-by-hand.tif",
+                FormatFixtures.handMadeTIFF(
+                    width: 2, height: 2, pixels: Array(rgb.pixels.prefix(12)),
+                    fields: [.short(0x0112, 3), .ascii(0x013B, "Ann"), .undefined(0x8649, metadata.iptc ?? Data())],
+                    exifFields: [.ascii(0x9003, "2026:11:26 10:00:00"), .short(0xA001, 1)])
+            ),
+        ]
+        if TIFFIsCODECConfigured(UInt16(COMPRESSION_JPEG)) == 1 {
+            seeds.append(
+                (
+                    "jpeg.tif",
+                    try FormatFixtures.tiff([
+                        page(rgb) {
+                            $0.compression = COMPRESSION_JPEG
+                            $0.rowsPerStrip = 16
+                        }
+                    ])
+                ))
+        }
+        return seeds
+    }
+
+    /// BMPs of every header, bit count and compression the decoder reads.
+    static func bmpSeeds(rgb: Image, rgba: Image, metadata: ImageMetadata) throws -> [(String, Data)] {
+        typealias Header = FormatFixtures.BitmapHeader
+        let palette: [[UInt8]] = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255]]
+        let indices = (0..<6).map { y in (0..<9).map { x in (x + y) % 4 } }
+        func rows(_ bits: Int) -> [UInt8] { FormatFixtures.bitmapRows(indices, bitCount: bits) }
+        return [
+            ("rgb24.bmp", FormatFixtures.bmp(rgb)),
+            ("rgb24-top-down.bmp", FormatFixtures.bmp(rgb, topDown: true)),
+            ("rgba32-v5.bmp", FormatFixtures.bmp(rgba)),
+            ("rgba32-info.bmp", FormatFixtures.bmp(rgba, v5: false)),
+            (
+                "palette1.bmp",
+                FormatFixtures.bmp(
+                    Header(width: 9, height: 6, bitCount: 1, palette: Array(palette.prefix(2)), colorsUsed: 2),
+                    pixelData: FormatFixtures.bitmapRows(indices.map { $0.map { $0 % 2 } }, bitCount: 1))
+            ),
+            (
+                "palette4-core.bmp",
+                FormatFixtures.bmp(
+                    Header(size: 12, width: 9, height: 6, bitCount: 4, palette: palette + [[UInt8]](repeating: [0, 0, 0], count: 12)),
+                    pixelData: rows(4))
+            ),
+            (
+                "palette8-v4.bmp",
+                FormatFixtures.bmp(Header(size: 108, width: 9, height: 6, bitCount: 8, palette: palette, colorsUsed: 4), pixelData: rows(8))
+            ),
+            (
+                "rgb565.bmp",
+                FormatFixtures.bmp(
+                    Header(width: 9, height: 6, bitCount: 16, compression: 3, masks: [0xF800, 0x07E0, 0x001F]),
+                    pixelData: FormatFixtures.bitmapRows(indices.map { $0.map { $0 * 0x1234 } }, bitCount: 16))
+            ),
+            (
+                "argb4444-v4.bmp",
+                FormatFixtures.bmp(
+                    Header(size: 108, width: 9, height: 6, bitCount: 16, compression: 3, masks: [0x0F00, 0x00F0, 0x000F, 0xF000]),
+                    pixelData: FormatFixtures.bitmapRows(indices.map { $0.map { $0 * 0x3C4B } }, bitCount: 16))
+            ),
+            (
+                "rle8.bmp",
+                FormatFixtures.bmp(
+                    Header(width: 6, height: 3, bitCount: 8, compression: 1, palette: palette, colorsUsed: 4),
+                    pixelData: [3, 1, 0, 3, 2, 3, 0, 0, 0, 0, 0, 2, 2, 1, 2, 2, 0, 1])
+            ),
+            (
+                "rle4.bmp",
+                FormatFixtures.bmp(
+                    Header(width: 8, height: 2, bitCount: 4, compression: 2, palette: palette, colorsUsed: 4),
+                    pixelData: [5, 0x12, 0, 3, 0x30, 0x10, 0, 0, 0, 1])
+            ),
+            (
+                "profile-v5.bmp",
+                FormatFixtures.bmp(
+                    Header(size: 124, width: 9, height: 6, bitCount: 24, profile: metadata.iccProfile),
+                    pixelData: FormatFixtures.bitmapRows(indices.map { $0.map { $0 * 0x40_3010 } }, bitCount: 24))
+            ),
+        ]
+    }
+
+    /// Icons and a cursor: bitmap entries of 32, 24 and 8 bits with masks, a PNG entry, several sizes.
+    static func icoSeeds(rgb: Image, rgba: Image) throws -> [(String, Data)] {
+        let small = FormatFixtures.quadrants(width: 8, height: 8, alpha: true)
+        let mask = { (x: Int, y: Int) in x == y }
+        let palette = FormatFixtures.IconImage.bitmap(
+            FormatFixtures.BitmapHeader(width: 8, height: 2, bitCount: 8, palette: [[255, 0, 0], [0, 0, 255]], colorsUsed: 2),
+            pixelData: FormatFixtures.bitmapRows([[0, 1, 0, 1, 0, 1, 0, 1], [1, 1, 0, 0, 1, 1, 0, 0]], bitCount: 8),
+            maskData: FormatFixtures.bitmapRows([[1, 0, 0, 0, 0, 0, 0, 1], [0, 0, 0, 1, 1, 0, 0, 0]], bitCount: 1))
+        return [
+            ("bitmap32.ico", FormatFixtures.ico([(FormatFixtures.iconBitmap(rgba), 16, 12, 32)])),
+            ("bitmap24-mask.ico", FormatFixtures.ico([(FormatFixtures.iconBitmap(rgb, transparent: mask), 16, 12, 24)])),
+            ("palette8.ico", FormatFixtures.ico([(palette, 8, 2, 8)])),
+            ("png.ico", FormatFixtures.ico([(.png(try PNGEncoder().encode(rgba)), 16, 12, 32)])),
+            (
+                "sizes.ico",
+                FormatFixtures.ico([
+                    (FormatFixtures.iconBitmap(small), 8, 8, 32), (FormatFixtures.iconBitmap(rgb, transparent: mask), 16, 12, 24),
+                    (.png(try PNGEncoder().encode(rgba)), 16, 12, 32),
+                ])
+            ),
+            ("cursor.cur", FormatFixtures.ico([(FormatFixtures.iconBitmap(small), 8, 8, 32)], cursor: true)),
         ]
     }
 }

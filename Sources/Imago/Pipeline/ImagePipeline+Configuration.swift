@@ -20,7 +20,8 @@ extension ImagePipeline {
         public var dataCache: (any DataCaching)?
         /// Decoders, asked in order; the first that handles the sniffed format decodes.
         /// Default: JPEG (libjpeg-turbo), PNG (libspng), WebP (libwebp), GIF
-        /// (giflib), AVIF (libavif), HEIC (libheif) and JPEG XL (libjxl).
+        /// (giflib), AVIF (libavif), HEIC (libheif), JPEG XL (libjxl), TIFF
+        /// (libtiff), and BMP and ICO (Imago's own).
         public var decoders: [any ImageDecoding]
         /// Downloads running at once, across hosts. Default: 16.
         public var maximumConcurrentDownloads: Int
@@ -93,7 +94,11 @@ extension ImagePipeline {
             self.dataLoader = dataLoader ?? HTTPDataLoader.shared
             self.imageCache = imageCache
             self.dataCache = dataCache
-            self.decoders = decoders ?? [JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), AVIFDecoder(), HEIFDecoder(), JXLDecoder()]
+            self.decoders =
+                decoders ?? [
+                    JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), AVIFDecoder(), HEIFDecoder(), JXLDecoder(), TIFFDecoder(), BMPDecoder(),
+                    ICODecoder(),
+                ]
             self.maximumConcurrentDownloads = maximumConcurrentDownloads
             self.maximumConcurrentDownloadsPerHost = maximumConcurrentDownloadsPerHost
             self.maximumConcurrentDecodes = maximumConcurrentDecodes

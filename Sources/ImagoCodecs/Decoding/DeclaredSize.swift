@@ -4,10 +4,11 @@ import Foundation
 
 extension ImageDecodingOptions {
     /// The bytes of pixels a decode of `data` will hold at most, from its
-    /// header alone: JPEG at the DCT scale it will be decoded at, PNG, GIF
-    /// and WebP at their full size, 4 bytes a pixel; `nil` for a format
-    /// whose header is not read here (AVIF, HEIC, JPEG XL) or a header that
-    /// does not parse. For budgeting decodes before starting them.
+    /// header alone: JPEG at the DCT scale it will be decoded at, PNG, GIF,
+    /// WebP, BMP and TIFF (its first page) at their full size, ICO at its
+    /// largest image's, 4 bytes a pixel; `nil` for a format whose header is
+    /// not read here (AVIF, HEIC, JPEG XL) or a header that does not parse.
+    /// For budgeting decodes before starting them.
     public func decodedBytesEstimate(of data: Data) -> Int? {
         guard let size = Self.declaredSize(of: data) else { return nil }
         guard size.width > 0, size.height > 0 else { return 0 }
@@ -19,7 +20,8 @@ extension ImageDecodingOptions {
         return overflow || pixels > Int.max / 4 ? Int.max : pixels * 4
     }
 
-    /// The width and height a JPEG, PNG, GIF or WebP header declares.
+    /// The width and height a JPEG, PNG, GIF, WebP or BMP header declares,
+    /// a TIFF's first page, or an ICO's largest image.
     static func declaredSize(of data: Data) -> ImageSize? {
         data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> ImageSize? in
             func bigEndian32(_ offset: Int) -> Int { (0..<4).reduce(0) { $0 << 8 | Int(bytes[offset + $1]) } }
@@ -47,6 +49,18 @@ extension ImageDecodingOptions {
                 var colorspace: Int32 = 0
                 _ = tjDecompressHeader3(handle, base, UInt(bytes.count), &width, &height, &subsampling, &colorspace)
                 return width > 0 && height > 0 ? ImageSize(width: Int(width), height: Int(height)) : nil
+            case .bmp:
+                return (try? BMPDecoder.bitmap(in: bytes)).map { ImageSize(width: $0.0.width, height: $0.0.height) }
+            case .tiff:
+                // The first directory's ImageWidth and ImageLength (SHORT or LONG).
+                guard let file = EXIF(bytes) else { return nil }
+                let entries = file.entries
+                guard let width = entries.first(where: { $0.tag == 256 }).flatMap(file.integer),
+                    let height = entries.first(where: { $0.tag == 257 }).flatMap(file.integer)
+                else { return nil }
+                return ImageSize(width: width, height: height)
+            case .ico:
+                return (try? ICODirectory(bytes))?.largestSize
             default:
                 return nil
             }

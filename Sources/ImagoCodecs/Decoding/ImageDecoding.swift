@@ -44,6 +44,13 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// source's profile (``ImageMetadata/iccProfile``).
     public var convertsToSRGB: Bool
 
+    /// Which page of a multi-page file is decoded, counted from 0. Only
+    /// ``TIFFDecoder`` reads it for now (pages past
+    /// ``maximumFrameCount`` are refused, and a page the file does not have
+    /// is ``ImageDecodingError/Code/noSuchPage(page:)``); it may later pick
+    /// a frame of an animation. The other decoders ignore it. Default: 0.
+    public var page: Int
+
     /// Creates decoding options.
     public init(
         targetSize: ImageSize? = nil,
@@ -51,7 +58,8 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         maximumPixelCount: Int = 100_000_000,
         maximumFrameCount: Int = 1_000,
         prefersEmbeddedThumbnail: Bool = false,
-        convertsToSRGB: Bool = true
+        convertsToSRGB: Bool = true,
+        page: Int = 0
     ) {
         self.targetSize = targetSize
         self.contentMode = contentMode
@@ -59,6 +67,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         self.maximumFrameCount = maximumFrameCount
         self.prefersEmbeddedThumbnail = prefersEmbeddedThumbnail
         self.convertsToSRGB = convertsToSRGB
+        self.page = page
     }
 
     /// The size an image of `size` is shown at: scaled down, keeping its
@@ -134,6 +143,9 @@ public struct ImageDecodingError: Error, Sendable, Equatable, CustomStringConver
         case tooManyPixels(width: Int, height: Int, limit: Int)
         /// The animation has more frames than allowed.
         case tooManyFrames(count: Int, limit: Int)
+        /// The file has no page `page` (``ImageDecodingOptions/page``);
+        /// `detail` says how many it has when that is known.
+        case noSuchPage(page: Int)
         /// The data is damaged or truncated; `detail` is the codec's message.
         case corrupt
     }
@@ -160,6 +172,8 @@ public struct ImageDecodingError: Error, Sendable, Equatable, CustomStringConver
             return "\(format) declares \(width)x\(height) pixels, over the limit of \(limit)"
         case .tooManyFrames(let count, let limit):
             return "\(format) has \(count) frames or more, over the limit of \(limit)"
+        case .noSuchPage(let page):
+            return detail.isEmpty ? "\(format) has no page \(page)" : "\(format) has no page \(page): \(detail)"
         case .corrupt:
             return detail.isEmpty ? "corrupt \(format) data" : "corrupt \(format) data: \(detail)"
         }

@@ -2,8 +2,10 @@ import Foundation
 
 /// An encoded image format, recognised from the data's first bytes (never
 /// from a file extension or a Content-Type header, which can lie).
-public enum ImageFormat: String, Sendable, Hashable, CustomStringConvertible {
+public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case jpeg, png, gif, webp, avif, heic, jxl, bmp, tiff
+    /// Windows icons and cursors (ICO, CUR).
+    case ico
     /// Not an image format Imago recognises.
     case unknown
 
@@ -30,7 +32,29 @@ public enum ImageFormat: String, Sendable, Hashable, CustomStringConvertible {
         if starts(with: [0xFF, 0x0A]) || starts(with: [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
         if starts(with: Array("BM".utf8)) { return .bmp }
         if starts(with: [0x49, 0x49, 0x2A, 0x00]) || starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        if starts(with: [0, 0, 1, 0]) || starts(with: [0, 0, 2, 0]), isIconDirectory(bytes) { return .ico }
         return .unknown
+    }
+
+    /// Whether an ICO or CUR signature starts a plausible directory: at
+    /// least one entry, the first with data after the directory and, for an
+    /// icon, one plane or none and a usual bit count. Four bytes of zeros,
+    /// a one or two and a zero are too common to be taken alone.
+    private static func isIconDirectory(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let count = bytes.littleEndian(at: 4, size: 2), count > 0, let length = bytes.littleEndian(at: 14, size: 4),
+            let offset = bytes.littleEndian(at: 18, size: 4), length > 0, offset >= 6 + 16 * count
+        else { return false }
+        guard bytes[2] == 1 else { return true }
+        // A cursor keeps its hot spot where an icon has its planes and bit count.
+        let planes = bytes.littleEndian(at: 10, size: 2) ?? 0
+        let bitCount = bytes.littleEndian(at: 12, size: 2) ?? 0
+        return planes <= 1 && [0, 1, 2, 4, 8, 16, 24, 32].contains(bitCount)
+    }
+
+    /// The format whose ``mediaType`` is `mediaType`, if Imago knows it.
+    public init?(mediaType: String) {
+        guard let format = Self.allCases.first(where: { $0 != .unknown && $0.mediaType == mediaType }) else { return nil }
+        self = format
     }
 
     /// A short description of what unrecognised data looks like, for error messages
@@ -52,9 +76,15 @@ public enum ImageFormat: String, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { rawValue.uppercased() }
 
-    /// The format's media type, for a Content-Type header.
+    /// The format's media type, for a Content-Type header: `image/`
+    /// and the raw value, but for ICO (`image/x-icon`, what browsers and
+    /// servers use) and unknown data.
     public var mediaType: String {
-        self == .unknown ? "application/octet-stream" : "image/" + rawValue
+        switch self {
+        case .ico: "image/x-icon"
+        case .unknown: "application/octet-stream"
+        default: "image/" + rawValue
+        }
     }
 
     /// The usual file name extension.

@@ -5,11 +5,13 @@ import Foundation
 public struct ImageHeader: Sendable, Equatable {
     /// The format the data sniffs as.
     public var format: ImageFormat
-    /// The size as stored; nil for a format whose header is not read here
-    /// (AVIF, HEIC, JPEG XL) or a header that does not parse.
+    /// The size as stored (a TIFF's first page, an ICO's largest image);
+    /// nil for a format whose header is not read here (AVIF, HEIC, JPEG
+    /// XL) or a header that does not parse.
     public var storedSize: ImageSize?
     /// How the stored image is turned to be shown upright (JPEG and WebP
-    /// EXIF; `.up` for the others, whose decoders turn them as they decode).
+    /// EXIF, a TIFF's orientation tag; `.up` for the others, whose decoders
+    /// turn them as they decode).
     public var orientation: ImageOrientation
     /// The number of frames, for GIF and WebP (1 for a still image); nil
     /// for a format whose frames are not counted here (AVIF sequences are
@@ -24,6 +26,7 @@ public struct ImageHeader: Sendable, Equatable {
         switch format {
         case .jpeg: orientation = ImageOrientation(jpeg: data)
         case .webp: orientation = ImageOrientation(webp: data)
+        case .tiff: orientation = ImageOrientation(tiff: data)
         default: orientation = .up
         }
     }

@@ -105,6 +105,12 @@ public enum ImageOrientation: Int, Sendable, Hashable {
         self = data.withUnsafeBytes { Self.readWebP(UnsafeRawBufferPointer($0)) } ?? .up
     }
 
+    /// The orientation a TIFF's first directory declares (its tag 274,
+    /// which ``TIFFDecoder`` applies), `.up` if it has none or it cannot be read.
+    public init(tiff data: Data) {
+        self = data.withUnsafeBytes { EXIF($0)?.orientation.flatMap(ImageOrientation.init(rawValue:)) } ?? .up
+    }
+
     private static func readWebP(_ bytes: UnsafeRawBufferPointer) -> ImageOrientation? {
         var orientation: ImageOrientation?
         RIFFChunks.forEach(in: bytes) { code, payload in

@@ -212,6 +212,14 @@ public struct PNGDecoder: ImageDecoding {
     }
 
     /// Keeps the channels at `offsets` of each `stride`-byte pixel.
+    static func keepChannels(_ pixels: [UInt8], stride: Int, _ offsets: [Int]) -> [UInt8] {
+        let count = pixels.count / stride
+        return [UInt8](unsafeUninitializedCapacity: count * offsets.count) { output, initialized in
+            pixels.withUnsafeBufferPointer { keepChannels($0, stride: stride, offsets, into: output) }
+            initialized = count * offsets.count
+        }
+    }
+
     static func keepChannels(_ source: UnsafeBufferPointer<UInt8>, stride: Int, _ offsets: [Int], into output: UnsafeMutableBufferPointer<UInt8>) {
         var target = 0
         for pixel in 0..<(source.count / stride) {

@@ -73,6 +73,24 @@ enum RIFFChunks {
 }
 
 extension UnsafeRawBufferPointer {
+    /// The unsigned integer of `size` bytes (at most 8) at `offset`, in
+    /// the byte order given; nil if any of them is outside the buffer.
+    func integer(at offset: Int, size: Int, bigEndian: Bool) -> Int? {
+        guard offset >= 0, size <= count, offset <= count - size else { return nil }
+        return (0..<size).reduce(0) { value, index in
+            value | Int(self[offset + index]) << (8 * (bigEndian ? size - 1 - index : index))
+        }
+    }
+
+    /// The little-endian unsigned integer of `size` bytes at `offset`; nil past the end.
+    func littleEndian(at offset: Int, size: Int) -> Int? { integer(at: offset, size: size, bigEndian: false) }
+
+    /// The bytes at `offset..<offset + length`; nil if they are not all in the buffer.
+    func slice(at offset: Int, length: Int) -> UnsafeRawBufferPointer? {
+        guard offset >= 0, length >= 0, offset <= count, length <= count - offset else { return nil }
+        return UnsafeRawBufferPointer(rebasing: self[offset..<(offset + length)])
+    }
+
     /// Whether the bytes are `text`'s UTF-8 bytes.
     func isText(_ text: String) -> Bool { elementsEqual(text.utf8) }
 

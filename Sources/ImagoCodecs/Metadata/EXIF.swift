@@ -34,15 +34,16 @@ struct EXIF {
 
     /// The unsigned integer of `size` bytes at `offset`, nil past the end.
     func read(_ offset: Int, _ size: Int) -> Int? {
-        guard offset >= 0, size <= bytes.count, offset <= bytes.count - size else { return nil }
-        return (0..<size).reduce(0) { value, index in
-            value | Int(bytes[offset + index]) << (8 * (isBigEndian ? size - 1 - index : index))
-        }
+        bytes.integer(at: offset, size: size, bigEndian: isBigEndian)
     }
 
     /// IFD0's entries, in the order stored; stops at the first that runs past the end.
-    var entries: [Entry] {
-        guard let directory = read(4, 4), let count = read(directory, 2) else { return [] }
+    var entries: [Entry] { read(4, 4).map { entries(at: $0) } ?? [] }
+
+    /// The entries of the directory at `directory`, in the order stored;
+    /// stops at the first that runs past the end.
+    func entries(at directory: Int) -> [Entry] {
+        guard let count = read(directory, 2) else { return [] }
         var entries: [Entry] = []
         for index in 0..<count {
             let position = directory + 2 + index * 12
@@ -62,9 +63,30 @@ struct EXIF {
     /// nil for another type or one that runs past the end.
     func ascii(_ entry: Entry) -> UnsafeRawBufferPointer? {
         guard entry.type == 2, entry.count > 0 else { return nil }
-        let start = entry.count <= 4 ? entry.position + 8 : read(entry.position + 8, 4)
-        guard let start, start >= 0, entry.count <= bytes.count, start <= bytes.count - entry.count else { return nil }
-        return UnsafeRawBufferPointer(rebasing: bytes[start..<(start + entry.count)])
+        return value(entry)
+    }
+
+    /// The bytes of each type's values: BYTE, ASCII, SHORT, LONG, RATIONAL,
+    /// SBYTE, UNDEFINED, SSHORT, SLONG, SRATIONAL, FLOAT, DOUBLE, IFD.
+    static let typeSizes = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4]
+
+    /// An entry's value bytes, as stored (in the block's byte order): in
+    /// the entry when they fit in four bytes, else where it points; nil
+    /// for an unknown type or a value that runs past the end.
+    func value(_ entry: Entry) -> UnsafeRawBufferPointer? {
+        guard let size = Self.typeSizes[entry.type] else { return nil }
+        let (length, overflow) = entry.count.multipliedReportingOverflow(by: size)
+        guard !overflow, let start = length <= 4 ? entry.position + 8 : read(entry.position + 8, 4) else { return nil }
+        return bytes.slice(at: start, length: length)
+    }
+
+    /// A SHORT or LONG entry's first value (what sizes and offsets are).
+    func integer(_ entry: Entry) -> Int? {
+        switch entry.type {
+        case 3 where (1...2).contains(entry.count): read(entry.position + 8, 2)
+        case 4 where entry.count == 1, 13 where entry.count == 1: read(entry.position + 8, 4)
+        default: nil
+        }
     }
 }
 

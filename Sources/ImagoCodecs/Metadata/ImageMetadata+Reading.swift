@@ -7,8 +7,11 @@ extension ImageMetadata {
     /// The metadata `data` carries, read without decoding the pixels:
     /// JPEG (APP1 EXIF and XMP, APP2 ICC, APP13 IPTC), PNG (eXIf, iTXt XMP
     /// and iCCP before the image data), WebP (EXIF, XMP, ICCP chunks), AVIF
-    /// and HEIC (Exif and XMP items, the colr profile). Nothing for other
-    /// formats, for damaged blocks, or for blocks over ``maximumBlockSize``.
+    /// and HEIC (Exif and XMP items, the colr profile), TIFF (the first
+    /// page's ICC profile, XMP and Photoshop tags, and an EXIF block made
+    /// of its descriptive tags and EXIF and GPS directories), BMP (a V5
+    /// header's embedded profile). Nothing for other formats, for damaged
+    /// blocks, or for blocks over ``maximumBlockSize``.
     public init(reading data: Data) {
         self.init()
         switch ImageFormat(sniffing: data) {
@@ -17,6 +20,8 @@ extension ImageMetadata {
         case .png: readPNG(data)
         case .avif: readAVIF(data)
         case .heic: readHEIC(data)
+        case .tiff: data.withUnsafeBytes { readTIFF($0) }
+        case .bmp: data.withUnsafeBytes { readBMP($0) }
         default: break
         }
         for keyPath in [\ImageMetadata.exif, \.xmp, \.iptc, \.iccProfile] where (self[keyPath: keyPath]?.count ?? 0) > Self.maximumBlockSize {
@@ -53,6 +58,29 @@ extension ImageMetadata {
             }
             return true
         }
+    }
+
+    private mutating func readTIFF(_ bytes: UnsafeRawBufferPointer) {
+        guard let file = EXIF(bytes) else { return }
+        let entries = file.entries
+        func block(_ tag: Int) -> Data? {
+            guard let entry = entries.first(where: { $0.tag == tag }), let value = file.value(entry),
+                value.count <= Self.maximumBlockSize
+            else { return nil }
+            return Data(value)
+        }
+        iccProfile = block(0x8773)
+        xmp = block(0x02BC)
+        // Photoshop's image resources, as a JPEG's APP13 segment holds them.
+        iptc = block(0x8649)
+        exif = file.blockFromTIFFFile()
+    }
+
+    private mutating func readBMP(_ bytes: UnsafeRawBufferPointer) {
+        guard let (bitmap, _) = try? BMPDecoder.bitmap(in: bytes), let profile = bitmap.profile, profile.count <= Self.maximumBlockSize else {
+            return
+        }
+        iccProfile = Data(bytes[profile])
     }
 
     private mutating func readPNG(_ data: Data) {

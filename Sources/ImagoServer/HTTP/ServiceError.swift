@@ -83,6 +83,7 @@ extension ServiceError: CoalescingFailure {
             switch underlying.code {
             case .unsupportedFormat: self.init(.unsupportedMediaType, "the source is not an image: \(underlying)")
             case .tooManyPixels, .tooManyFrames: self.init(.contentTooLarge, "the source is too large: \(underlying)")
+            case .noSuchPage: self.init(.unprocessableContent, "the source has no such page: \(underlying)")
             case .corrupt: self.init(.unprocessableContent, "the source does not decode: \(underlying)")
             }
         case .processingFailed(_, let processor): self.init(.unprocessableContent, "processing failed: \(processor)")

@@ -77,9 +77,7 @@ extension ImageService {
         case "image/png": ".png"
         case "image/webp": ".webp"
         case "image/avif": ".avif"
-        default:
-            mediaType.hasPrefix("image/")
-                ? ImageFormat(rawValue: String(mediaType.dropFirst(6))).flatMap { $0 == .unknown ? nil : "." + $0.fileExtension } ?? "" : ""
+        default: ImageFormat(mediaType: mediaType).map { "." + $0.fileExtension } ?? ""
         }
     }
 

@@ -110,6 +110,24 @@ import Testing
         }
     }
 
+    @Test func tiffMadeByTificcIsConvertedAsLittleCMSConvertsIt() throws {
+        // Given a 16-bit ProPhoto TIFF made by tificc from an sRGB original, and tificc's conversion back
+        let folder = TemporaryDirectory("imago-color-tiff")
+        let original = ColorFixtures.photo(width: 96, height: 64)
+        let (originalPath, convertedPath, referencePath) = (folder.appending("o.tif"), folder.appending("c.tif"), folder.appending("r.tif"))
+        try FormatFixtures.tiff([FormatFixtures.TIFFPage(original)]).write(to: URL(fileURLWithPath: originalPath))
+        try CommandLineTool.tificc.run(["-w16", "-e", "-o" + Self.profiles + "/rommrgb.icc", originalPath, convertedPath])
+        try CommandLineTool.tificc.run(["-w8", convertedPath, referencePath])
+        let converted = try Data(contentsOf: URL(fileURLWithPath: convertedPath))
+        // When Imago decodes it
+        let decoded = try TIFFDecoder().decode(converted, options: .init())
+        let reference = try TIFFDecoder().decode(Data(contentsOf: URL(fileURLWithPath: referencePath)), options: .init())
+        // Then it is within ΔE2000 2 of tificc's conversion and of the original
+        #expect(try ColorFixtures.meanDeltaE(decoded, reference) <= 2)
+        #expect(try ColorFixtures.meanDeltaE(decoded, original) <= 2)
+        #expect(try ColorFixtures.meanDeltaE(TIFFDecoder().decode(converted, options: .init(convertsToSRGB: false)), original) > 2)
+    }
+
     @Test func anImageWithoutAProfileOrWithSRGBsIsUnchanged() throws {
         // Given a photo without a profile, and the same with sRGB's profile
         let original = ColorFixtures.photo(width: 64, height: 48)

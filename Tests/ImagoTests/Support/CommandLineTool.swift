@@ -2,8 +2,8 @@ import Foundation
 
 /// A command-line tool from Debian's packages: run on encoded bytes, to check
 /// the encoders' output with a reader other than our own decoders
-/// (`webpmux` from `webp`, `gifsicle`), or to make test images (`jpgicc`
-/// from `liblcms2-utils`); scripts/install-dependencies.sh installs them.
+/// (`webpmux` from `webp`, `gifsicle`), or to make test images (`jpgicc`, `tificc`
+/// and `tificc` from `liblcms2-utils`); scripts/install-dependencies.sh installs them.
 struct CommandLineTool {
     /// Why a run failed: the tool is missing, or it exited with an error.
     struct Failure: Error, CustomStringConvertible {
@@ -16,6 +16,7 @@ struct CommandLineTool {
     static let webpmux = CommandLineTool(path: "/usr/bin/webpmux")
     static let gifsicle = CommandLineTool(path: "/usr/bin/gifsicle")
     static let jpgicc = CommandLineTool(path: "/usr/bin/jpgicc")
+    static let tificc = CommandLineTool(path: "/usr/bin/tificc")
 
     /// What the tool prints (standard output and standard error) when run
     /// with `arguments` before the path of a file holding `data`.
