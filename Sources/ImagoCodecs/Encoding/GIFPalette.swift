@@ -48,42 +48,21 @@ struct GIFPalette {
     /// At most 256 colours chosen by libimagequant, the pixels remapped with
     /// the quantiser's dithering. Transparent pixels keep one index of their own.
     static func quantised(_ pixels: [UInt32], width: Int, height: Int, with quantiser: Quantiser) throws(ImageEncodingError) -> GIFPalette {
-        guard let attributes = liq_attr_create() else { throw ImageEncodingError(format: .gif, detail: "libimagequant could not start") }
-        defer { liq_attr_destroy(attributes) }
         let hasTransparency = pixels.contains(GIFPixels.transparent)
         // With transparency, one index is kept free in case libimagequant
         // gives no colour of its own to the transparent pixels.
-        try check(liq_set_max_colors(attributes, hasTransparency ? 255 : 256), "setting the colour count")
-        try check(liq_set_speed(attributes, Int32(min(10, max(1, quantiser.speed)))), "setting the speed")
-        var indices = [UInt8](repeating: 0, count: pixels.count)
-        var colors: [(red: UInt8, green: UInt8, blue: UInt8)] = []
-        var transparentIndex: Int?
-        // libimagequant reads the pixels until the remapping is written: all
-        // of it happens while they are pinned. Their memory is RGBA bytes
-        // (GIFPixels packs them so), what libimagequant takes.
-        try pixels.withUnsafeBufferPointer { (buffer) throws(ImageEncodingError) in
-            guard let base = buffer.baseAddress, let image = liq_image_create_rgba(attributes, base, Int32(width), Int32(height), 0) else {
-                throw ImageEncodingError(format: .gif, detail: "libimagequant refused a \(width)x\(height) image")
-            }
-            defer { liq_image_destroy(image) }
-            var result: OpaquePointer?
-            try check(liq_image_quantize(image, attributes, &result), "quantising")
-            guard let result else { throw ImageEncodingError(format: .gif, detail: "libimagequant made no palette") }
-            defer { liq_result_destroy(result) }
+        var (colors, indices, transparentIndex) = try quantising(
+            pixels, width: width, height: height, maximum: hasTransparency ? 255 : 256, with: quantiser
+        ) { (image, result) throws(ImageEncodingError) in
             try check(liq_set_dithering_level(result, min(1, max(0, quantiser.dithering))), "setting the dithering")
+            var indices = [UInt8](repeating: 0, count: pixels.count)
             try indices.withUnsafeMutableBufferPointer { (output) throws(ImageEncodingError) in
                 guard let base = output.baseAddress else { return }
                 try check(liq_write_remapped_image(result, image, base, output.count), "remapping")
             }
-            guard let palette = liq_get_palette(result) else { throw ImageEncodingError(format: .gif, detail: "libimagequant made no palette") }
-            let count = min(256, Int(palette.pointee.count))
-            withUnsafeBytes(of: palette.pointee.entries) { entries in
-                let entries = entries.bindMemory(to: liq_color.self)
-                for entry in entries.prefix(count) {
-                    if entry.a < 128, transparentIndex == nil { transparentIndex = colors.count }
-                    colors.append((entry.r, entry.g, entry.b))
-                }
-            }
+            let entries = try Self.entries(of: result)
+            let colors = entries.map { (red: $0.r, green: $0.g, blue: $0.b) }
+            return (colors, indices, entries.firstIndex { $0.a < 128 })
         }
         guard hasTransparency else { return GIFPalette(colors: colors, indices: indices, transparentIndex: nil) }
         let transparent: Int
@@ -99,6 +78,40 @@ struct GIFPalette {
             indices[position] = UInt8(transparent)
         }
         return GIFPalette(colors: colors, indices: indices, transparentIndex: transparent)
+    }
+
+    /// Calls `body` with libimagequant's image of the pixels and its
+    /// quantisation to at most `maximum` colours.
+    private static func quantising<Result>(
+        _ pixels: [UInt32], width: Int, height: Int, maximum: Int, with quantiser: Quantiser,
+        _ body: (_ image: OpaquePointer, _ result: OpaquePointer) throws(ImageEncodingError) -> Result
+    ) throws(ImageEncodingError) -> Result {
+        OpenMP.useOneThread()
+        guard let attributes = liq_attr_create() else { throw ImageEncodingError(format: .gif, detail: "libimagequant could not start") }
+        defer { liq_attr_destroy(attributes) }
+        try check(liq_set_max_colors(attributes, Int32(maximum)), "setting the colour count")
+        try check(liq_set_speed(attributes, Int32(min(10, max(1, quantiser.speed)))), "setting the speed")
+        // libimagequant reads the pixels until the remapping is written: all
+        // of it happens while they are pinned. Their memory is RGBA bytes
+        // (GIFPixels packs them so), what libimagequant takes.
+        return try pixels.withUnsafeBufferPointer { (buffer) throws(ImageEncodingError) in
+            guard let base = buffer.baseAddress, let image = liq_image_create_rgba(attributes, base, Int32(width), Int32(height), 0) else {
+                throw ImageEncodingError(format: .gif, detail: "libimagequant refused a \(width)x\(height) image")
+            }
+            defer { liq_image_destroy(image) }
+            var result: OpaquePointer?
+            try check(liq_image_quantize(image, attributes, &result), "quantising")
+            guard let result else { throw ImageEncodingError(format: .gif, detail: "libimagequant made no palette") }
+            defer { liq_result_destroy(result) }
+            return try body(image, result)
+        }
+    }
+
+    /// The palette of a quantisation, at most 256 entries.
+    private static func entries(of result: OpaquePointer) throws(ImageEncodingError) -> [liq_color] {
+        guard let palette = liq_get_palette(result) else { throw ImageEncodingError(format: .gif, detail: "libimagequant made no palette") }
+        let count = min(256, Int(palette.pointee.count))
+        return withUnsafeBytes(of: palette.pointee.entries) { Array($0.bindMemory(to: liq_color.self).prefix(count)) }
     }
 
     private static func check(_ error: liq_error, _ step: String) throws(ImageEncodingError) {
