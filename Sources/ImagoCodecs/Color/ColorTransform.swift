@@ -94,8 +94,11 @@ final class ColorTransform: @unchecked Sendable {
     /// `output`; nil when there is nothing to convert (`space` is sRGB),
     /// when the space cannot be used (a damaged profile, one for another
     /// kind of pixels than `input`'s, an HDR transfer), or when `output`
-    /// is CMYK. Then the pixels are shown as stored, as browsers do.
+    /// is CMYK. Then the pixels are shown as stored, as browsers do. A
+    /// profile over ``ImageMetadata/maximumBlockSize`` is not read (the
+    /// largest real ones are a few hundred KB; every lookup hashes it).
     static func toSRGB(from space: DeclaredColorSpace, _ input: Layout, to output: Layout) -> ColorTransform? {
+        if case .icc(let profile) = space, profile.count > ImageMetadata.maximumBlockSize { return nil }
         let key = Key(space: space, input: input, output: output)
         if let known = cache.withLock({ $0[key] }) { return known.transform }
         let made = make(from: space, key)

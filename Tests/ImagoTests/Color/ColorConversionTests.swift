@@ -144,6 +144,9 @@ import Testing
         // Given profiles that cannot apply: garbage, truncated, and a CMYK profile on RGB pixels
         let original = ColorFixtures.photo(width: 32, height: 24)
         let cmyk = try Data(contentsOf: URL(fileURLWithPath: Self.profiles + "/default_cmyk.icc"))
+        // and a real profile padded past the 1 MiB any profile is read up to
+        let huge = MetadataFixtures.displayP3Profile() + Data(count: ImageMetadata.maximumBlockSize)
+        #expect(ColorTransform.toSRGB(from: .icc(huge), .rgb8, to: .rgb8) == nil)
         for profile in [MetadataFixtures.iccProfile(size: 3_000), ColorFixtures.srgbProfile().prefix(200), cmyk] {
             let data = try PNGEncoder(metadata: ImageMetadata(iccProfile: profile)).encode(original)
             // When decoded
