@@ -3,12 +3,12 @@ import Foundation
 
 /// The conversion of 8-bit pixels from a matrix-shaper profile (the kind
 /// cameras, phones and editors embed: Display P3, Adobe RGB, ProPhoto) to
-/// sRGB, done here rather than by lcms: a lookup table per input curve, a
-/// 3x3 matrix in linear light, and a lookup table for sRGB's curve. It is
-/// the relative colorimetric conversion lcms makes for these profiles (for
-/// which perceptual is the same), out-of-gamut channels clipped, about three
-/// times faster than lcms's own optimised path, which would take a third of
-/// a thumbnail's CPU time. Gray profiles are one lookup table.
+/// sRGB, done here rather than by lcms: each input curve and the 3x3 matrix
+/// in linear light folded into one lookup table, and a lookup table for
+/// sRGB's curve. It is the relative colorimetric conversion lcms makes for
+/// these profiles (for which perceptual is the same), out-of-gamut channels
+/// clipped; lcms's own 8-bit path took more of a thumbnail's CPU time
+/// (Benchmarks/ColorCost). Gray profiles are one lookup table.
 struct MatrixShaper: Sendable {
     /// What each stored value adds to each output channel's linear light:
     /// for input channel c and output channel o, 256 entries at
