@@ -354,10 +354,10 @@ public enum FormatFixtures {
     /// thumbnail fitting `thumbnailBox` pixels, EXIF (a TIFF structure), XMP
     /// and an ICC profile if given; `nclxPrimaries` labels the colours with
     /// those H.273 primaries and the sRGB transfer, as an iPhone labels
-    /// Display P3 (12).
+    /// Display P3 (12); `depth` above 8 stores samples of that many bits.
     public static func heic(
         _ image: Image, directory: URL, thumbnailBox: Int? = nil, exif: Data? = nil, xmp: Data? = nil, iccProfile: Data? = nil,
-        nclxPrimaries: UInt16? = nil
+        nclxPrimaries: UInt16? = nil, depth: Int = 8
     ) throws -> Data {
         guard let context = heif_context_alloc() else { throw Failure(description: "heif_context_alloc failed") }
         defer { heif_context_free(context) }
@@ -370,14 +370,25 @@ public enum FormatFixtures {
         defer { heif_encoder_release(encoder) }
         try check(heif_encoder_set_lossy_quality(encoder, 95))
         var picture: OpaquePointer?
-        try check(heif_image_create(Int32(image.width), Int32(image.height), heif_colorspace_RGB, heif_chroma_interleaved_RGB, &picture))
+        let chroma = depth > 8 ? heif_chroma_interleaved_RRGGBB_LE : heif_chroma_interleaved_RGB
+        try check(heif_image_create(Int32(image.width), Int32(image.height), heif_colorspace_RGB, chroma, &picture))
         defer { heif_image_release(picture) }
-        try check(heif_image_add_plane(picture, heif_channel_interleaved, Int32(image.width), Int32(image.height), 8))
+        try check(heif_image_add_plane(picture, heif_channel_interleaved, Int32(image.width), Int32(image.height), Int32(depth)))
         var stride: Int32 = 0
         guard let plane = heif_image_get_plane(picture, heif_channel_interleaved, &stride) else { throw Failure(description: "no plane") }
+        let largest = (1 << depth) - 1
         for row in 0..<image.height {
             for column in 0..<(image.width * 3) {
-                plane[row * Int(stride) + column] = image.pixels[row * image.bytesPerRow + column]
+                let value = image.pixels[row * image.bytesPerRow + column]
+                guard depth > 8 else {
+                    plane[row * Int(stride) + column] = value
+                    continue
+                }
+                // Little-endian samples of `depth` bits; a gentle ramp in the
+                // low bits across the row, so that they carry something.
+                let deep = min(largest, (Int(value) * largest + 127) / 255 + column % 3)
+                plane[row * Int(stride) + 2 * column] = UInt8(deep & 0xFF)
+                plane[row * Int(stride) + 2 * column + 1] = UInt8(deep >> 8)
             }
         }
         if let iccProfile {

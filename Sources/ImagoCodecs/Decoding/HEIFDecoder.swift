@@ -10,8 +10,8 @@ import Foundation
 /// primary (still) image. With ``ImageDecodingOptions/prefersEmbeddedThumbnail``
 /// the primary image's first thumbnail is decoded instead, if it has one.
 /// Colours are converted to sRGB from the ICC profile or the nclx code
-/// points (after libheif's reduction to 8 bits), unless
-/// ``ImageDecodingOptions/convertsToSRGB`` is off.
+/// points (images deeper than 8 bits at 16 bits, before they are reduced),
+/// unless ``ImageDecodingOptions/convertsToSRGB`` is off.
 public struct HEIFDecoder: ImageDecoding {
     /// Creates a HEIF decoder.
     public init() {}
@@ -68,9 +68,18 @@ public struct HEIFDecoder: ImageDecoding {
             width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)), format: .heic
         )
         let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
+        let space = options.convertsToSRGB ? colorSpace(of: handle) : nil
+        // Deeper than 8 bits and converted: at 16 bits, so that the
+        // conversion reduces to 8 bits with nothing lost before it.
+        let wide =
+            heif_image_handle_get_luma_bits_per_pixel(handle) > 8
+            ? space.flatMap { ColorTransform.toSRGB(from: $0, hasAlpha ? .rgba16 : .rgb16, to: hasAlpha ? .rgba8 : .rgb8) } : nil
+        let chroma =
+            wide == nil
+            ? (hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB)
+            : (hasAlpha ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RRGGBB_LE)
         var decoded: OpaquePointer?
-        try check(
-            heif_decode_image(handle, &decoded, heif_colorspace_RGB, hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, nil))
+        try check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, chroma, nil))
         guard let decoded else { throw ImageDecodingError(code: .corrupt, format: .heic, detail: "no pixels") }
         defer { heif_image_release(decoded) }
         let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
@@ -92,20 +101,38 @@ public struct HEIFDecoder: ImageDecoding {
             throw ImageDecodingError(code: .corrupt, format: .heic, detail: "no pixels")
         }
         let rowBytes = width * (hasAlpha ? 4 : 3)
-        guard Int(stride) >= rowBytes else { throw ImageDecodingError(code: .corrupt, format: .heic, detail: "inconsistent sizes") }
+        let storedRowBytes = wide == nil ? rowBytes : rowBytes * 2
+        guard Int(stride) >= storedRowBytes else { throw ImageDecodingError(code: .corrupt, format: .heic, detail: "inconsistent sizes") }
+        let bits = Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved))
         let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { output, initialized in
-            for row in 0..<height {
-                let target = UnsafeMutableBufferPointer(rebasing: output[(row * rowBytes)..<((row + 1) * rowBytes)])
-                _ = target.initialize(from: UnsafeBufferPointer(start: plane + row * Int(stride), count: rowBytes))
+            guard let base = output.baseAddress else { return }
+            if let wide {
+                var row = [UInt16](repeating: 0, count: rowBytes)
+                for y in 0..<height {
+                    Self.widen(plane + y * Int(stride), bits: bits, into: &row)
+                    row.withUnsafeBytes { wide.convert($0.baseAddress!, into: base + y * rowBytes, count: width) }
+                }
+            } else {
+                for y in 0..<height { (base + y * rowBytes).initialize(from: plane + y * Int(stride), count: rowBytes) }
             }
             initialized = rowBytes * height
         }
         guard let image = Image(width: width, height: height, pixelFormat: hasAlpha ? .rgba8 : .rgb8, pixels: pixels) else {
             throw ImageDecodingError(code: .corrupt, format: .heic, detail: "inconsistent sizes")
         }
-        guard options.convertsToSRGB, let space = colorSpace(of: handle) else { return image }
+        guard wide == nil, let space else { return image }
         // Scaled first: fewer pixels to convert.
         return options.scaled(image).convertedToSRGB(from: space)
+    }
+
+    /// A row of little-endian samples of `bits` bits scaled to the whole
+    /// 16-bit range, as lcms takes them.
+    private static func widen(_ samples: UnsafePointer<UInt8>, bits: Int, into row: inout [UInt16]) {
+        let largest = UInt32((1 << min(16, max(1, bits))) - 1)
+        for index in row.indices {
+            let value = min(largest, UInt32(samples[2 * index]) | UInt32(samples[2 * index + 1]) << 8)
+            row[index] = UInt16((value * 65_535 + largest / 2) / largest)
+        }
     }
 
     /// The image's colour: its ICC profile (prof or rICC), else its nclx

@@ -13,7 +13,7 @@ import Foundation
 /// the file has an extra sample libtiff takes as alpha. Unassociated alpha
 /// is returned as stored; associated (premultiplied) alpha is divided out.
 /// The orientation tag is applied, so the image comes out upright. The
-/// colours are converted to sRGB from the first page's ICC profile, unless
+/// colours are converted to sRGB from the page's own ICC profile, unless
 /// ``ImageDecodingOptions/convertsToSRGB`` is off.
 ///
 /// ``ImageDecodingOptions/page`` picks the page of a multi-page file (the
@@ -28,17 +28,17 @@ public struct TIFFDecoder: ImageDecoding {
     public func canDecode(_ format: ImageFormat) -> Bool { format == .tiff }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
-        let result = data.withUnsafeBytes { bytes -> Result<Image, ImageDecodingError> in
+        let result = data.withUnsafeBytes { bytes -> Result<(Image, profile: Data?), ImageDecodingError> in
             Result { () throws(ImageDecodingError) in
                 // The handle reads `bytes` in place: it is closed before they go.
                 let file = try TIFFFile(bytes, maximumAllocation: Self.maximumAllocation(options))
                 try Self.select(page: options.page, in: file, options: options)
-                return try Self.decodePage(file, options: options)
+                return (try Self.decodePage(file, options: options), options.convertsToSRGB ? file.iccProfile : nil)
             }
         }
+        let (image, profile) = try result.get()
         // Scaled first: fewer pixels to convert.
-        let profile = options.convertsToSRGB ? ImageMetadata(reading: data).iccProfile : nil
-        return options.scaled(try result.get()).convertedToSRGB(from: profile.map(DeclaredColorSpace.icc))
+        return options.scaled(image).convertedToSRGB(from: profile.map(DeclaredColorSpace.icc))
     }
 
     /// The most libtiff may allocate at once: a strip of the largest page

@@ -172,6 +172,19 @@ final class TIFFFile {
         return found == 1 ? value : nil
     }
 
+    /// The directory's ICC profile, if it has one.
+    var iccProfile: Data? {
+        var count: UInt32 = 0
+        var bytes: UnsafeMutableRawPointer?
+        let found = withUnsafeMutablePointer(to: &count) { countPointer in
+            withUnsafeMutablePointer(to: &bytes) { bytesPointer in
+                withVaList([countPointer, bytesPointer]) { TIFFVGetField(handle, UInt32(TIFFTAG_ICCPROFILE), $0) }
+            }
+        }
+        guard found == 1, let bytes, count > 0 else { return nil }
+        return Data(bytes: bytes, count: Int(count))
+    }
+
     /// The ExtraSamples field: what each sample after the colour ones is.
     var extraSamples: [UInt16] {
         var count: UInt16 = 0
