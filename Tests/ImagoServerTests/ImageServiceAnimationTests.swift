@@ -15,15 +15,20 @@ struct ImageServiceAnimationTests {
     static let colors: [[UInt8]] = [[220, 30, 30], [30, 200, 40], [30, 40, 210]]
     static let durations = [0.1, 0.2, 0.3]
 
-    static func source() throws -> Data {
-        let frames = colors.map { color in
-            Image(width: 120, height: 80, pixelFormat: .rgb8, pixels: [UInt8]((0..<(120 * 80)).flatMap { _ in color }))!
-        }
-        return try GIFEncoder().encode(frames: frames, durations: durations, loopCount: 3)
+    static let frames = colors.map { color in
+        Image(width: 120, height: 80, pixelFormat: .rgb8, pixels: [UInt8]((0..<(120 * 80)).flatMap { _ in color }))!
     }
 
-    static func start() async throws -> (TestImageServer, URL) {
+    static func source() throws -> Data {
+        try GIFEncoder().encode(frames: frames, durations: durations, loopCount: 3)
+    }
+
+    static func start(avif: Bool = false) async throws -> (TestImageServer, URL) {
         let server = try await TestImageServer.start(host: "127.0.0.2")
+        if avif {
+            server.setRoute("/spinner.avif", .init(body: try FormatFixtures.avif(frames)))
+            return (server, server.url("/spinner.avif"))
+        }
         server.setRoute("/spinner.gif", .init(body: try source()))
         return (server, server.url("/spinner.gif"))
     }
@@ -84,9 +89,11 @@ struct ImageServiceAnimationTests {
         try await server.shutdown()
     }
 
-    @Test("an animation of too many pixels in all (msr), or with too large frames (mafr), is a 422 before decoding; its first frame is not")
-    func limits() async throws {
-        let (server, source) = try await Self.start()
+    @Test(
+        "an animation of too many pixels in all (msr), or with too large frames (mafr), is a 422 before decoding; its first frame is not",
+        arguments: ["GIF", "AVIF sequence"])
+    func limits(kind: String) async throws {
+        let (server, source) = try await Self.start(avif: kind == "AVIF sequence")
         let service = try ImageServiceOptionsTests.service(in: TemporaryDirectory()) { $0.allowsSourceLimits = true }
         // 3 frames of 9,600 pixels: 28,800 pixels in all
         let answers = [

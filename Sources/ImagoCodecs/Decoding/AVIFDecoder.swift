@@ -29,12 +29,6 @@ public struct AVIFDecoder: ImageDecoding {
             return thumbnail
         }
         let source = try AVIFFrameSource(data, options: options)
-        let image = source.decoder.pointee.image.pointee
-        let cropped = AVIFFrameSource.crop(of: image).map { ImageSize(width: $0.width, height: $0.height) }
-        let stored = cropped ?? ImageSize(width: Int(image.width), height: Int(image.height))
-        let upright = AVIFFrameSource.transforms(of: image).reduce(stored) { size, transform in
-            transform.swapsDimensions ? size.transposed : size
-        }
         let frameCount = Int(source.decoder.pointee.imageCount)
         var durations: [Double] = []
         for index in 0..<frameCount {
@@ -47,7 +41,7 @@ public struct AVIFDecoder: ImageDecoding {
             format: .avif,
             loopCount: 0,
             frameDurations: durations,
-            frameSize: options.outputSize(for: upright),
+            frameSize: options.outputSize(for: source.uprightSize),
             source: source,
             makeSource: { () throws(ImageDecodingError) in try AVIFFrameSource(data, options: options) }
         )
@@ -140,6 +134,14 @@ final class AVIFFrameSource: AnimationFrameSource {
             Self.crop(of: image.pointee).flatMap { ImageProcessors.Crop(x: $0.x, y: $0.y, width: $0.width, height: $0.height).process(decoded) }
             ?? decoded
         return Self.transforms(of: image.pointee).reduce(cropped) { $1.apply(to: $0) }
+    }
+
+    /// The size of the images once cropped and turned as the container says.
+    var uprightSize: ImageSize {
+        let image = decoder.pointee.image.pointee
+        let cropped = Self.crop(of: image).map { ImageSize(width: $0.width, height: $0.height) }
+        let stored = cropped ?? ImageSize(width: Int(image.width), height: Int(image.height))
+        return Self.transforms(of: image).reduce(stored) { size, transform in transform.swapsDimensions ? size.transposed : size }
     }
 
     /// The clean aperture (clap) as a whole-pixel rectangle inside the

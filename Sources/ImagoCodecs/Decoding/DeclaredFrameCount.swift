@@ -21,6 +21,15 @@ extension ImageHeader {
         }
     }
 
+    /// An AVIF's size, cropped and turned as its decode will be, and its
+    /// number of images, from libavif's parse of the container (which
+    /// decodes no pixels); nil if it does not parse.
+    static func declaredAVIF(_ data: Data) -> (size: ImageSize, frames: Int)? {
+        let unbounded = ImageDecodingOptions(maximumPixelCount: .max, maximumFrameCount: .max, convertsToSRGB: false)
+        guard let source = try? AVIFFrameSource(data, options: unbounded) else { return nil }
+        return (source.uprightSize, Int(source.decoder.pointee.imageCount))
+    }
+
     private static func gifFrameCount(_ bytes: UnsafeRawBufferPointer) -> Int? {
         guard bytes.count >= 13 else { return nil }
         // Header and logical screen descriptor, then the global colour table.

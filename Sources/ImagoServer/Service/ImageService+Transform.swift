@@ -87,8 +87,8 @@ extension ImageService {
         return try await render(data, as: request, encodedWith: encoder, animatingWith: animated, maximumFrameCount: frameLimit)
     }
 
-    /// Refuses with a 422, before decoding, an animation (a GIF or WebP,
-    /// whose frames the header counts) too large to answer animated: with
+    /// Refuses with a 422, before decoding, an animation (a GIF, WebP or
+    /// AVIF sequence, whose frames the header counts) too large to answer animated: with
     /// `mafr`, a frame of more pixels than it allows; else frames to render
     /// (up to `frameLimit`) of more pixels in all than `msr` or the
     /// service's pixel limit allows.

@@ -53,6 +53,8 @@ struct AVIFAndHEIFDecoderTests {
             let data = try FormatFixtures.avif([FormatFixtures.quadrants()], quarterTurns: turns, mirrorMode: mirror)
             let image = try AVIFDecoder().decode(data, options: options)
             #expect(image.size == size, "turns \(turns), mirror \(String(describing: mirror))")
+            #expect(ImageHeader(data).uprightSize == size, "the header: turns \(turns), mirror \(String(describing: mirror))")
+            #expect(ImageHeader(data).frameCount == 1)
             let points = [(4, 4), (size.width - 5, 4), (size.width - 5, size.height - 5), (4, size.height - 5)]
             let seen = points.map { point in FormatFixtures.rgba(image, x: point.0, y: point.1).prefix(3).map { $0 > 128 ? UInt8(255) : 0 } }
             #expect(seen == corners, "turns \(turns), mirror \(String(describing: mirror))")
@@ -79,6 +81,10 @@ struct AVIFAndHEIFDecoderTests {
             try AVIFDecoder().decode(data, options: ImageDecodingOptions(maximumFrameCount: 2))
         }
         #expect(limited?.code == .tooManyFrames(count: 3, limit: 2))
+        // The header counts the images without decoding them, as for GIF and WebP.
+        #expect(ImageHeader(data).frameCount == 3)
+        #expect(ImageHeader(data).storedSize == ImageSize(width: 32, height: 32))
+        #expect(ImageHeader(data.prefix(40)).frameCount == nil)
     }
 
     @Test("HEIC decodes close to what was encoded, scaled to a target size by the pipeline's resampling")
