@@ -89,6 +89,43 @@ struct ImageServiceAnimationTests {
         try await server.shutdown()
     }
 
+    @Test("pg picks a frame, answered as a still in any format; a frame past the last is a 422")
+    func pages() async throws {
+        let (server, source) = try await Self.start()
+        let service = try ImageServiceOptionsTests.service(in: TemporaryDirectory())
+        for (options, color) in [("w:60/pg:1/f:png", Self.colors[1]), ("w:60/page:2/f:webp", Self.colors[2]), ("w:60/pg:2/f:gif", Self.colors[2])] {
+            let response = await service.respond(to: ServiceRequest(path: ImageServiceOptionsTests.plain(options, source)))
+            let answer = try Self.frames(response.body)
+            #expect(response.status == 200 && answer.first.animation == nil, "\(options)")
+            #expect(
+                Array(FormatFixtures.rgba(answer.first, x: 30, y: 20).prefix(3)).elementsEqual(color) { abs(Int($0) - Int($1)) <= 8 }, "\(options)")
+        }
+        let missing = await service.respond(to: ServiceRequest(path: ImageServiceOptionsTests.plain("w:60/pg:3/f:png", source)))
+        #expect(missing.status == 422, "\(String(decoding: missing.body, as: UTF8.self))")
+        #expect(String(decoding: missing.body, as: UTF8.self).contains("no page 3"))
+        try await server.shutdown()
+    }
+
+    @Test("pg picks a TIFF's page, measured by its own size, not the first page's")
+    func tiffPages() async throws {
+        // Given a TIFF whose first page is 400x200 and whose second is 60x40 of blue
+        let server = try await TestImageServer.start(host: "127.0.0.2")
+        let tiff = try FormatFixtures.tiff([
+            FormatFixtures.TIFFPage(FormatFixtures.quadrants(width: 400, height: 200)), FormatFixtures.TIFFPage(Self.frames[2]),
+        ])
+        server.setRoute("/pages.tif", .init(body: tiff))
+        let service = try ImageServiceOptionsTests.service(in: TemporaryDirectory()) { $0.allowsSourceLimits = true }
+        // When the second page is asked for under a pixel limit the first page is over
+        let response = await service.respond(
+            to: ServiceRequest(path: ImageServiceOptionsTests.plain("w:30/pg:1/msr:0.01/f:png", server.url("/pages.tif"))))
+        // Then it is that page, resized
+        #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        let image = try PNGDecoder().decode(response.body, options: ImageDecodingOptions())
+        #expect(image.size == ImageSize(width: 30, height: 20))
+        #expect(Array(FormatFixtures.rgba(image, x: 15, y: 10).prefix(3)) == Self.colors[2])
+        try await server.shutdown()
+    }
+
     @Test(
         "an animation of too many pixels in all (msr), or with too large frames (mafr), is a 422 before decoding; its first frame is not",
         arguments: ["GIF", "AVIF sequence"])

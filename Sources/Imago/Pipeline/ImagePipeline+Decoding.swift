@@ -183,7 +183,7 @@ extension ImagePipeline {
             throw ImageDecodingError(code: .unsupportedFormat(seen: seen), format: format)
         }
         // Decoders that cannot scale exactly return a larger image.
-        return options.scaled(try decoder.decode(data, options: options))
+        return options.scaled(try options.selectingPage(of: decoder.decode(data, options: options), format: format))
     }
 }
 

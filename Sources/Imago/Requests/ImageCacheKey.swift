@@ -26,6 +26,8 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
     /// Whether the colours were converted to sRGB
     /// (``ImageRequest/convertsToSRGB``).
     public let convertsToSRGB: Bool
+    /// The page or frame decoded (``ImageRequest/page``).
+    public let page: Int
     /// Hashed once: the key is hashed on every memory-cache lookup.
     private let hash: Int
 
@@ -37,7 +39,7 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The key of the image decoded from `dataKey` with these options.
     public init(
         dataKey: String, targetSize: ImageSize?, contentMode: ContentMode, processorIdentifiers: [String], isEmbeddedThumbnail: Bool = false,
-        convertsToSRGB: Bool = true
+        convertsToSRGB: Bool = true, page: Int = 0
     ) {
         self.dataKey = dataKey
         self.targetSize = targetSize
@@ -45,6 +47,7 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
         self.processorIdentifiers = processorIdentifiers
         self.isEmbeddedThumbnail = isEmbeddedThumbnail
         self.convertsToSRGB = convertsToSRGB
+        self.page = page
         var hasher = Hasher()
         hasher.combine(dataKey)
         hasher.combine(targetSize)
@@ -52,6 +55,7 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(processorIdentifiers)
         hasher.combine(isEmbeddedThumbnail)
         hasher.combine(convertsToSRGB)
+        hasher.combine(page)
         hash = hasher.finalize()
     }
 
@@ -60,17 +64,18 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
         self.init(
             dataKey: request.cacheKey, targetSize: request.targetSize, contentMode: request.contentMode,
             processorIdentifiers: request.processors.map(\.identifier), isEmbeddedThumbnail: request.prefersEmbeddedThumbnail,
-            convertsToSRGB: request.convertsToSRGB
+            convertsToSRGB: request.convertsToSRGB, page: request.page
         )
     }
 
     /// Whether the image is the data decoded as it is (no scaling, no processors).
-    var isOriginal: Bool { targetSize == nil && processorIdentifiers.isEmpty && !isEmbeddedThumbnail && convertsToSRGB }
+    var isOriginal: Bool { targetSize == nil && processorIdentifiers.isEmpty && !isEmbeddedThumbnail && convertsToSRGB && page == 0 }
 
     public static func == (lhs: ImageCacheKey, rhs: ImageCacheKey) -> Bool {
         lhs.hash == rhs.hash && lhs.dataKey == rhs.dataKey && lhs.targetSize == rhs.targetSize
             && lhs.contentMode == rhs.contentMode && lhs.processorIdentifiers == rhs.processorIdentifiers
             && lhs.isEmbeddedThumbnail == rhs.isEmbeddedThumbnail && lhs.convertsToSRGB == rhs.convertsToSRGB
+            && lhs.page == rhs.page
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
@@ -82,6 +87,7 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
         parts += processorIdentifiers
         if isEmbeddedThumbnail { parts.append("embedded thumbnail") }
         if !convertsToSRGB { parts.append("colours as stored") }
+        if page != 0 { parts.append("page \(page)") }
         return parts.joined(separator: " + ")
     }
 }
@@ -142,6 +148,7 @@ enum DiskKey {
         // Last and only when set, so that the keys stored before it existed stay valid.
         if key.isEmbeddedThumbnail { encoded += "t;" }
         if !key.convertsToSRGB { encoded += "s;" }
+        if key.page != 0 { encoded += "p\(key.page);" }
         return encoded
     }
 

@@ -47,6 +47,12 @@ public struct ImageRequest: Sendable {
     /// pixels are as stored, for an encoder to write with the source's
     /// profile (``ImageMetadata/iccProfile``).
     public var convertsToSRGB = true { didSet { updateImageKey() } }
+    /// Which page of a multi-page file (TIFF), or which frame of an
+    /// animation (GIF, WebP, AVIF), counted from 0, is the image: a still.
+    /// Default: 0, the first page, or the animation from its first frame.
+    /// A page the file does not have fails the decode with
+    /// ``ImageDecodingError/Code/noSuchPage(page:)``.
+    public var page = 0 { didSet { updateImageKey() } }
     /// The key of the decoded image: made when the request is made and when
     /// one of its fields changes, not on each lookup.
     private(set) var imageKey: ImageCacheKey

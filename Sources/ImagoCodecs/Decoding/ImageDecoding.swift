@@ -44,11 +44,12 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// source's profile (``ImageMetadata/iccProfile``).
     public var convertsToSRGB: Bool
 
-    /// Which page of a multi-page file is decoded, counted from 0. Only
-    /// ``TIFFDecoder`` reads it for now (pages past
-    /// ``maximumFrameCount`` are refused, and a page the file does not have
-    /// is ``ImageDecodingError/Code/noSuchPage(page:)``); it may later pick
-    /// a frame of an animation. The other decoders ignore it. Default: 0.
+    /// Which page of a multi-page file, or frame of an animation, is
+    /// decoded, counted from 0. ``TIFFDecoder`` reads the page itself;
+    /// ``selectingPage(of:format:)`` picks the frame of an animation the
+    /// other decoders return. Pages past ``maximumFrameCount`` are refused,
+    /// and a page the file does not have is
+    /// ``ImageDecodingError/Code/noSuchPage(page:)``. Default: 0.
     public var page: Int
 
     /// Creates decoding options.

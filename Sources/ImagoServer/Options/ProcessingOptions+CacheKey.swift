@@ -46,6 +46,7 @@ extension ProcessingOptions {
         add("kcr", keepCopyright, defaults.keepCopyright, "0")
         add("scp", stripColorProfile, defaults.stripColorProfile, "0")
         add("eth", enforceThumbnail, defaults.enforceThumbnail, "1")
+        add("pg", page, defaults.page, "\(page)")
         add("skp", skipProcessing, defaults.skipProcessing, skipProcessing.map(\.rawValue).sorted().joined(separator: ":"))
         add("raw", raw, defaults.raw, "1")
         // Escaped, so that no cache buster can spell other fields.

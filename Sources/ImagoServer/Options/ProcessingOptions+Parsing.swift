@@ -130,6 +130,7 @@ extension ProcessingOptions {
             }
         case "max_bytes", "mb": maxBytes = try arguments.onlyInteger(in: 0...Int(Int32.max))
         case "format", "f", "ext": format = try arguments.onlyFormat()
+        case "page", "pg": page = try arguments.onlyInteger(in: 0...Int(Int32.max))
         case "skip_processing", "skp":
             for index in 0..<arguments.count { skipProcessing.insert(try arguments.format(index)) }
         case "raw": raw = try arguments.onlyBool()

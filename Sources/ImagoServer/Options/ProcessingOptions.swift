@@ -193,6 +193,9 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var keepCopyright = true
     public var stripColorProfile = true
     public var enforceThumbnail = false
+    /// The page of a multi-page source (TIFF) or frame of an animation
+    /// answered, counted from 0 (`pg`); a page past 0 is answered as a still.
+    public var page = 0
     // Behaviour
     /// Source formats answered as they came, unprocessed (`skp`).
     public var skipProcessing: Set<Format> = []

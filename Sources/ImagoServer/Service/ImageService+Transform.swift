@@ -58,7 +58,9 @@ extension ImageService {
             throw ServiceError(.contentTooLarge, "the source is larger than \(limit) bytes (msfs)")
         }
         let header = ImageHeader(data)
-        if let limit = options.sourceLimits.maximumPixelCount, let size = header.storedSize, size.width * size.height > limit {
+        // The header describes a TIFF's first page: another is measured once decoded.
+        let sourceSize = options.page != 0 && header.format == .tiff ? nil : header.uprightSize
+        if let limit = options.sourceLimits.maximumPixelCount, let size = sourceSize, size.width * size.height > limit {
             throw ServiceError(.contentTooLarge, "the source has \(size) pixels, more than the URL's limit of \(limit) (msr)")
         }
         let quality = format.quality(options, serviceQuality: configuration.quality, serviceFormatQuality: configuration.formatQuality)
@@ -66,18 +68,20 @@ extension ImageService {
         // An animation is answered animated where the format animates, as
         // many frames as maf allows, and mb is not asked for.
         let frameLimit = options.sourceLimits.maximumAnimationFrames ?? configuration.maximumFrameCount
-        let animated = options.maxBytes > 0 || frameLimit < 2 ? nil : format.animatedEncoder(quality: quality, metadata: metadata)
+        let animated =
+            options.maxBytes > 0 || frameLimit < 2 || options.page != 0 ? nil : format.animatedEncoder(quality: quality, metadata: metadata)
         if animated != nil { try checkAnimation(header, options: options, frameLimit: frameLimit) }
         var layoutOptions = options
         layoutOptions.watermark.opacity *= configuration.watermarkOpacity
         let watermarkImage = options.watermark.isEnabled ? try await watermark(for: options) : nil
         let layout = LayoutProcessor(
-            options: layoutOptions, sourceSize: header.uprightSize, orientation: header.orientation, outputIsOpaque: format.isOpaque,
+            options: layoutOptions, sourceSize: sourceSize, orientation: header.orientation, outputIsOpaque: format.isOpaque,
             maximumResultDimension: min(configuration.maximumResultDimension, options.sourceLimits.maximumResultDimension ?? .max),
             watermark: watermarkImage
         )
         var request = ImageRequest(url: url, targetSize: layout.decodeSize, contentMode: .fill, processors: [layout])
         request.prefersEmbeddedThumbnail = options.enforceThumbnail
+        request.page = options.page
         // A kept profile describes the pixels as stored; else they are converted.
         request.convertsToSRGB = metadata.iccProfile == nil
         let encoder: any ImageEncoding =
@@ -124,7 +128,10 @@ extension ImageService {
             targetSize: request.targetSize, contentMode: request.contentMode, prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail,
             convertsToSRGB: request.convertsToSRGB
         )
-        let estimate = decoding.decodedBytesEstimate(of: data) ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
+        // A TIFF's header gives the first page's size, not another's.
+        let estimate =
+            (request.page == 0 ? decoding.decodedBytesEstimate(of: data) : nil)
+            ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
         guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: request.cacheKey) }
         defer { decodeMemory.release(reservation) }
         let bytes: Data

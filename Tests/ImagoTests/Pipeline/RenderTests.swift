@@ -72,4 +72,44 @@ struct RenderTests {
             return key == url.absoluteString && underlying.detail == "asked to fail"
         }
     }
+
+    @Test("a request's page picks a frame of an animation as a still, or a TIFF's page; a page the source lacks is a typed error")
+    func pages() async throws {
+        // Given a 3-frame GIF of red, green and blue, a 2-page TIFF of two sizes, and a JPEG
+        let folder = TemporaryDirectory()
+        let (pipeline, _, disk, _) = try makePipeline(folder)
+        defer { disk.close() }
+        let colors: [[UInt8]] = [[220, 30, 30], [30, 200, 40], [30, 40, 210]]
+        let frames = colors.map { color in Image(width: 40, height: 20, pixelFormat: .rgb8, pixels: (0..<800).flatMap { _ in color })! }
+        let gif = try GIFEncoder().encode(frames: frames, durations: [0.1, 0.1, 0.1], loopCount: 0)
+        let tiff = try FormatFixtures.tiff([
+            FormatFixtures.TIFFPage(FormatFixtures.quadrants(width: 20, height: 10)), FormatFixtures.TIFFPage(frames[2]),
+        ])
+        let jpeg = try JPEGEncoder().encode(frames[0])
+        func request(page: Int) -> ImageRequest {
+            var request = ImageRequest(url: url, targetSize: ImageSize(width: 20, height: 10))
+            request.page = page
+            return request
+        }
+
+        // When pages are asked for, then each is a still of that frame or page, scaled to the target size
+        for (page, color) in colors.enumerated() {
+            let image = try await pipeline.render(gif, as: request(page: page))
+            #expect(Array(image.pixels.prefix(3)) == color, "frame \(page)")
+            #expect(image.size == ImageSize(width: 20, height: 10))
+            #expect((image.animation == nil) == (page != 0), "page 0 is the animation from its first frame")
+        }
+        #expect(try await pipeline.render(tiff, as: request(page: 1)).pixels.prefix(3) == [30, 40, 210])
+        // And a page past the last, or of a still image, is noSuchPage
+        for (data, page, detail) in [
+            (gif, 3, "the animation has 3 frames"), (jpeg, 1, "a still image has one page"), (tiff, 2, "the file has 2 pages"),
+        ] {
+            await #expect {
+                try await pipeline.render(data, as: request(page: page))
+            } throws: { error in
+                guard case .decodingFailed(_, let underlying) = error as? ImagePipeline.Error else { return false }
+                return underlying.code == .noSuchPage(page: page) && underlying.detail == detail
+            }
+        }
+    }
 }

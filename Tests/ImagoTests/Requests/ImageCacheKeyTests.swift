@@ -85,6 +85,10 @@ struct ImageCacheKeyTests {
         request.prefersEmbeddedThumbnail = true
         #expect(request.imageKey != processed && request.imageKey.isEmbeddedThumbnail)
         #expect(DiskKey.processedImage(request.imageKey) != DiskKey.processedImage(processed))
+        let thumbnail = request.imageKey
+        request.page = 2
+        #expect(request.imageKey != thumbnail && request.imageKey.page == 2)
+        #expect(DiskKey.processedImage(request.imageKey) != DiskKey.processedImage(thumbnail))
     }
 
     /// The fields that change the bytes of each kind of key.
@@ -94,9 +98,13 @@ struct ImageCacheKeyTests {
         var contentMode: ContentMode
         var identifiers: [String]
         var embeddedThumbnail: Bool
+        var colorsAsStored: Bool
+        var page: Int
         var networkPolicy: ImageRequest.NetworkPolicy
 
-        var image: [AnyHashable] { [dataKey, targetSize, targetSize == nil ? nil : contentMode, identifiers, embeddedThumbnail] }
+        var image: [AnyHashable] {
+            [dataKey, targetSize, targetSize == nil ? nil : contentMode, identifiers, embeddedThumbnail, colorsAsStored, page]
+        }
         var fetch: [AnyHashable] { image + [networkPolicy] }
         var data: [AnyHashable] { [dataKey, networkPolicy == .reload] }
     }
@@ -120,6 +128,8 @@ struct ImageCacheKeyTests {
                 contentMode: Bool.random(using: &generator) ? .fill : .fit,
                 identifiers: (0..<Int.random(in: 0...2, using: &generator)).map { _ in text(3) },
                 embeddedThumbnail: Int.random(in: 0..<4, using: &generator) == 0,
+                colorsAsStored: Int.random(in: 0..<4, using: &generator) == 0,
+                page: [0, 0, 0, 1, 10].randomElement(using: &generator)!,
                 networkPolicy: policies.randomElement(using: &generator)!
             )
             var request = ImageRequest(
@@ -127,6 +137,8 @@ struct ImageCacheKeyTests {
                 contentMode: fields.contentMode, processors: fields.identifiers.map(NamedProcessor.init)
             ) { Data() }
             request.prefersEmbeddedThumbnail = fields.embeddedThumbnail
+            request.convertsToSRGB = !fields.colorsAsStored
+            request.page = fields.page
             samples.append((fields, request))
         }
 

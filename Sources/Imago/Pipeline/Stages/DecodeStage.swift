@@ -18,7 +18,8 @@ struct DecodeStage {
             maximumPixelCount: configuration.maximumPixelCount,
             maximumFrameCount: configuration.maximumFrameCount,
             prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail,
-            convertsToSRGB: request.convertsToSRGB
+            convertsToSRGB: request.convertsToSRGB,
+            page: request.page
         )
         decoders = configuration.decoders
     }
