@@ -158,6 +158,11 @@ URLS = [
     "/unsafe/300x200/filters:format(webp)/{o}/alpha.png",
     "/unsafe/300x200/filters:format(png):format(bmp)/{o}/land.jpg",
     "/unsafe/filters:()/{o}/land.jpg",
+    # animated GIF: answered animated, every frame resized, durations kept
+    "/unsafe/120x80/{o}/anim.gif",
+    "/unsafe/fit-in/100x100/{o}/anim.gif",
+    "/unsafe/120x80/filters:format(webp)/{o}/anim.gif",
+    "/unsafe/120x80/filters:format(png)/{o}/anim.gif",
     # blur, sharpen, grayscale
     "/unsafe/300x200/filters:blur(5)/{o}/land.jpg",
     "/unsafe/300x200/filters:blur(8,2)/{o}/port.jpg",
@@ -282,6 +287,10 @@ ACCEPTED = {
     "/unsafe/300x200/filters:quality(50)grayscale()/{o}/land.jpg": (400, BAD_ARGUMENT + " (no ':' between filters)"),
     "/unsafe/300x200/filters:format(gif)/{o}/port.jpg": (200, "GIF palettes differ: Imago's libimagequant against Pillow's, each dithered"),
     "/unsafe/300x200/filters:format(jpeg)/{o}/alpha.png": (200, WHITE),
+    "/unsafe/120x80/filters:format(webp)/{o}/anim.gif": (200, "thumbor answers an animated GIF as GIF whatever format() asks; Imago "
+                                                              "answers the animated WebP asked for, durations kept"),
+    "/unsafe/120x80/filters:format(png)/{o}/anim.gif": (200, "thumbor answers an animated GIF as GIF whatever format() asks; Imago "
+                                                             "answers the PNG asked for, the first frame"),
     "/unsafe/fit-in/300x300/filters:fill(transparent)/{o}/land.jpg": (200, WHITE),
     "/unsafe/300x200/filters:round_corner(20,0,0,0,1)/{o}/land.jpg": (200, WHITE + " (the transparent corners)"),
     "/unsafe/300x200/filters:round_corner(20|40,0,0,0,1)/{o}/land.jpg": (200, WHITE + ", and round_corner takes one radius, the smaller"),
@@ -374,6 +383,13 @@ def make_sources(folder):
     draw.rectangle([100, 35, 180, 65], fill=(0, 255, 255, 200))
     wm.save(folder / "wm.png", "PNG")
     (folder / "notimage.jpg").write_text("this is not an image\n")
+    # Six frames of a disc crossing the gradient, shown 80 to 180 ms, looping.
+    frames = []
+    for index in range(6):
+        frame = gradient(240, 160)
+        ImageDraw.Draw(frame).ellipse([20 + 30 * index, 50, 80 + 30 * index, 110], fill=(250, 250, 250))
+        frames.append(frame.quantize(colors=255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
+    frames[0].save(folder / "anim.gif", save_all=True, append_images=frames[1:], duration=[80 + 20 * i for i in range(6)], loop=0)
 
 
 # ---- servers -----------------------------------------------------------------
@@ -443,6 +459,17 @@ def decode(body):
     return image
 
 
+def timeline(body):
+    """The frame count and each frame's duration in ms (none for a still)."""
+    image = Image.open(io.BytesIO(body))
+    durations = []
+    for index in range(getattr(image, "n_frames", 1)):
+        image.seek(index)
+        image.load()
+        durations.append(image.info.get("duration"))
+    return len(durations), durations if len(durations) > 1 else []
+
+
 def rgb_over_black(image):
     if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
         rgba = image.convert("RGBA")
@@ -502,6 +529,17 @@ def compare(template, thumbor, imago):
         problems.append("size")
     if t_image.format != i_image.format:
         problems.append("format")
+    (t_frames, t_durations), (i_frames, i_durations) = timeline(t_body), timeline(i_body)
+    if t_frames > 1 or i_frames > 1:
+        detail += f" frames {t_frames}/{i_frames}"
+        if t_frames != i_frames:
+            problems.append("frame count")
+        # thumbor's Pillow engine writes frames without durations (browsers
+        # show 100 ms); Imago keeps the source's: compared when thumbor has them.
+        if any(t_durations) and t_durations != i_durations:
+            problems.append(f"durations {t_durations}/{i_durations}")
+        elif i_durations and t_durations != i_durations:
+            detail += f" (durations {i_durations} ms; thumbor's none)"
     if "max_age(" in template and max_age(t_headers) != max_age(i_headers):
         problems.append(f"max-age {max_age(t_headers)}/{max_age(i_headers)}")
     if t_image.size == i_image.size:
