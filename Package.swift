@@ -146,7 +146,8 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            resources: [.copy("Origins/aws-sig-v4-test-suite")]
         ),
     ],
     swiftLanguageModes: [.v6]
