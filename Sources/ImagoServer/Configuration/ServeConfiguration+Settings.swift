@@ -102,7 +102,7 @@ extension ServeConfiguration {
             choice("log-level", "LEVEL", "How much is logged", \.logLevel, Logger.Level.allCases),
             choice("log-format", "FORMAT", "How log lines are written", \.logFormat, LogFormat.allCases),
             switchSetting("demo", "Also serve a generated gallery as the source, and pages of its thumbnails at /", \.demo),
-        ] + processingSettings + thumborSettings
+        ] + originSettings + processingSettings + thumborSettings
 
     /// The settings as `--help` lists them: each flag, then what it does.
     public static var settingsHelp: String {

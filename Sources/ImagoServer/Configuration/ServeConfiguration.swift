@@ -83,6 +83,11 @@ public struct ServeConfiguration: Sendable {
                 throw ConfigurationError("\(origin) \(values.joined(separator: ",")): \(error.description)")
             }
         }
+        if let storage = service.objectStorage {
+            // Credentials and region from AWS's own variables, as its tools read them.
+            let aws = ObjectStorage.fromEnvironment(environment, endpoint: storage.endpoint, usesPathStyle: storage.usesPathStyle)
+            service.objectStorage = aws
+        }
         let keys = environment["IMAGO_KEY"]
         let salts = environment["IMAGO_SALT"]
         switch (keys, salts) {

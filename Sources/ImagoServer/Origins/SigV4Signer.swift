@@ -15,12 +15,7 @@ import Foundation
 /// percent-encoded or not: it is decoded, then encoded the way SigV4
 /// canonicalises it (every byte but letters, digits and `-._~` as `%XX`).
 struct SigV4Signer: Sendable {
-    /// An access key, its secret and, for temporary credentials, a session token.
-    struct Credentials: Sendable, Equatable {
-        var accessKeyID: String
-        var secretAccessKey: String
-        var sessionToken: String?
-    }
+    typealias Credentials = AWSCredentials
 
     /// What a signature is made of, for tests and for the request.
     struct Signature: Sendable {
@@ -176,4 +171,20 @@ struct SigV4Signer: Sendable {
     static func hex(_ bytes: some Sequence<UInt8>) -> String {
         bytes.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
     }
+}
+
+/// An AWS access key, its secret and, for temporary credentials, a session token.
+public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible {
+    public var accessKeyID: String
+    public var secretAccessKey: String
+    public var sessionToken: String?
+
+    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+    }
+
+    /// The access key only: the secret and the token never reach a log.
+    public var description: String { "AWSCredentials(\(accessKeyID))" }
 }

@@ -83,6 +83,12 @@ extension ImageService {
         public var decodeMemoryBudget: Int
         /// The demo's pages (`/` and `/demo/N`); nil outside the demo.
         public var demo: DemoSite?
+        /// The folder `local:///path` sources are read under; nil refuses them.
+        public var localRoot: String?
+        /// The object storage `s3://bucket/key` sources come from; nil refuses them.
+        public var objectStorage: ObjectStorage?
+        /// Fields attached to http(s) sources by URL prefix.
+        public var sourceHeaders: [SourceHeaders] = []
 
         public init(
             signing: URLSigning? = nil,
@@ -174,6 +180,9 @@ extension ImageService {
             try watermark?.validate()
             try ConfigurationError.require((0...1).contains(watermarkOpacity), "watermark opacity \(watermarkOpacity): expected 0 to 1")
             try ConfigurationError.require(decodeMemoryBudget > 0, "decode memory \(decodeMemoryBudget) bytes: expected 1 or more")
+            if let localRoot {
+                try ConfigurationError.require(LocalFileLoader(root: localRoot, maximumSize: 1) != nil, "local root \(localRoot): not a folder")
+            }
         }
     }
 }

@@ -51,7 +51,7 @@ public final class ImageService: Sendable {
         configuration: Configuration, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger = Logger(label: "imago.serve")
     ) throws {
         try configuration.validate()
-        let loader = HTTPDataLoader(
+        let http = HTTPDataLoader(
             configuration: .init(
                 requestTimeout: configuration.sourceTimeout,
                 maximumResponseSize: configuration.maximumSourceSize,
@@ -61,6 +61,18 @@ public final class ImageService: Sendable {
                 userAgent: "Imago",
                 sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
             ))
+        // The operator's endpoint is trusted: no guard, and a redirect is an answer.
+        let objectStorage = configuration.objectStorage.map { storage in
+            ObjectStorageLoader(
+                settings: storage,
+                http: HTTPDataLoader(
+                    configuration: .init(
+                        requestTimeout: configuration.sourceTimeout, maximumRedirects: 0, maximumResponseSize: configuration.maximumSourceSize,
+                        temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(), userAgent: "Imago")))
+        }
+        let loader = OriginLoader(
+            http: http, local: configuration.localRoot.flatMap { LocalFileLoader(root: $0, maximumSize: configuration.maximumSourceSize) },
+            objectStorage: objectStorage, sourceHeaders: configuration.sourceHeaders)
         let sources = DiskCache.Configuration(sizeLimit: configuration.sourceDiskLimit, admission: configuration.sourceAdmission)
         let results = DiskCache.Configuration(sizeLimit: configuration.resultDiskLimit)
         try sources.validate()
@@ -85,6 +97,10 @@ public final class ImageService: Sendable {
 
     /// A service over a pipeline of the caller's (tests).
     public init(configuration: Configuration, pipeline: ImagePipeline, resultsOnDisk: DiskCache? = nil, metrics: ServiceMetrics = ServiceMetrics()) {
+        var configuration = configuration
+        // The schemes the policy lets through are the origins the service has.
+        configuration.sourcePolicy.allowsLocalFiles = configuration.localRoot != nil
+        configuration.sourcePolicy.allowsObjectStorage = configuration.objectStorage != nil
         self.configuration = configuration
         self.pipeline = pipeline
         self.metrics = metrics

@@ -18,12 +18,17 @@ struct ServeConfigurationTests {
         "only-presets": "1", "allow-source-limits": "yes", "quality": "70", "format-quality": "webp=60", "max-result-dimension": "4000",
         "watermark-path": "/tmp/watermark.png", "watermark-url": "https://images.example.com/mark.png", "watermark-opacity": "0.5",
         "thumbor-key": "MY_SECURE_KEY", "thumbor-unsafe": "1", "thumbor-prefix": "t", "thumbor-host": "thumbor.example",
-        "thumbor-source-base": "https://origin.example/images/",
+        "thumbor-source-base": "https://origin.example/images/", "local-root": "/tmp", "source-base": "https://media.example/",
+        "source-header": "https://media.example/=Authorization: Bearer token", "source-headers-file": sourceHeadersFile, "s3": "1",
+        "s3-endpoint": "http://127.0.0.1:9000", "s3-path-style": "1",
     ]
+    /// The file the `source-headers-file` sample names, written by the tests that read it.
+    static let sourceHeadersFile = NSTemporaryDirectory() + "imago-sample-source-headers-\(getpid())"
 
     @Test("every setting has a flag and an IMAGO_ variable of its own, and every field of the service's configuration is set by one")
     func coverage() throws {
         let settings = ServeConfiguration.settings
+        try Data("# the operator's token\nhttps://media.example/=Cookie: session=1\n".utf8).write(to: URL(fileURLWithPath: Self.sourceHeadersFile))
         #expect(Set(settings.map(\.flag)).count == settings.count)
         #expect(Set(settings.map(\.variable)).count == settings.count)
         #expect(settings.allSatisfy { $0.variable.hasPrefix("IMAGO_") })

@@ -1,0 +1,78 @@
+import Foundation
+import ImagoCaching
+
+extension ServeConfiguration {
+    /// The object storage settings, made when the first of them is given.
+    var objectStorage: ObjectStorage {
+        get { service.objectStorage ?? ObjectStorage() }
+        set { service.objectStorage = newValue }
+    }
+
+    /// Where sources come from besides public http(s) URLs: files, object
+    /// storage, and the fields attached to an origin's requests.
+    static let originSettings: [Setting] = [
+        Setting(
+            flag: "local-root", variable: "IMAGO_LOCAL_ROOT", valueName: "FOLDER",
+            summary: "Serve local:///path sources from files under this folder, and nowhere else", isRepeatable: false, listSeparator: ",",
+            defaultText: { _ in "none: local sources are refused" },
+            apply: { values, configuration throws(ConfigurationError) in configuration.service.localRoot = values.last }
+        ),
+        Setting(
+            flag: "source-base", variable: "IMAGO_SOURCE_BASE", valueName: "URL",
+            summary: "What a source without a scheme is appended to (https://media.example/)", isRepeatable: false, listSeparator: ",",
+            defaultText: { _ in "none: such sources are refused" },
+            apply: { values, configuration throws(ConfigurationError) in
+                guard let base = values.last, SourcePolicy.hasScheme(base) else { throw ConfigurationError("expected a URL with a scheme") }
+                configuration.service.sourcePolicy.base = base
+            }
+        ),
+        Setting(
+            flag: "source-header", variable: "IMAGO_SOURCE_HEADERS", valueName: "'PREFIX=Name: value'",
+            summary: "A field sent with every http(s) source under PREFIX (an Authorization token, a cookie, a User-Agent)",
+            isRepeatable: true, listSeparator: "\n", defaultText: { _ in "none" },
+            apply: { values, configuration throws(ConfigurationError) in
+                for value in values { configuration.service.sourceHeaders.append(try SourceHeaders(parsing: value)) }
+            }
+        ),
+        Setting(
+            flag: "source-headers-file", variable: "IMAGO_SOURCE_HEADERS_FILE", valueName: "FILE",
+            summary: "Fields as --source-header takes them, one a line (# starts a comment), kept out of ps", isRepeatable: false,
+            listSeparator: ",", defaultText: { _ in "none" },
+            apply: { values, configuration throws(ConfigurationError) in
+                guard let path = values.last, let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                    throw ConfigurationError("cannot read the file")
+                }
+                for line in text.split(whereSeparator: \.isNewline) {
+                    let entry = line.trimmingCharacters(in: .whitespaces)
+                    guard !entry.isEmpty, !entry.hasPrefix("#") else { continue }
+                    configuration.service.sourceHeaders.append(try SourceHeaders(parsing: entry))
+                }
+            }
+        ),
+        Setting(
+            flag: "s3", variable: "IMAGO_S3", valueName: "",
+            summary: "Serve s3://bucket/key sources, signed with AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN in AWS_REGION",
+            isRepeatable: false, listSeparator: ",", defaultText: { $0.service.objectStorage == nil ? "off" : "on" },
+            apply: { values, configuration throws(ConfigurationError) in
+                configuration.service.objectStorage = try parseSwitch(values) ? configuration.objectStorage : nil
+            }
+        ),
+        Setting(
+            flag: "s3-endpoint", variable: "IMAGO_S3_ENDPOINT", valueName: "URL",
+            summary: "An S3-compatible endpoint, trusted (no address check); implies --s3", isRepeatable: false, listSeparator: ",",
+            defaultText: { _ in "AWS's, https://s3.REGION.amazonaws.com" },
+            apply: { values, configuration throws(ConfigurationError) in
+                guard let text = values.last, let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                    throw ConfigurationError("expected an http(s) URL")
+                }
+                configuration.objectStorage.endpoint = url
+            }
+        ),
+        Setting(
+            flag: "s3-path-style", variable: "IMAGO_S3_PATH_STYLE", valueName: "",
+            summary: "Address objects as ENDPOINT/BUCKET/KEY, not BUCKET.ENDPOINT/KEY; implies --s3", isRepeatable: false, listSeparator: ",",
+            defaultText: { ($0.service.objectStorage?.usesPathStyle ?? false) ? "on" : "off" },
+            apply: { values, configuration throws(ConfigurationError) in configuration.objectStorage.usesPathStyle = try parseSwitch(values) }
+        ),
+    ]
+}
