@@ -18,6 +18,9 @@ fi
 rm -f .build-log.txt
 
 echo "== swift test"
+# moto's S3 server, which the object-storage tests start and fill themselves.
+IMAGO_MOTO_VENV=$(scripts/moto-venv.sh)
+export IMAGO_MOTO_VENV
 swift test --skip-build
 
 echo "== crash consistency, 1,000 SIGKILLs"
