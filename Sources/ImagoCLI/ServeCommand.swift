@@ -7,6 +7,7 @@ import ImagoServer
 import Logging
 import Metrics
 import Prometheus
+import ServiceLifecycle
 
 /// `imago serve`: the image service. Its settings are
 /// ``ServeConfiguration/settings``: every one a flag and an `IMAGO_*`
@@ -56,18 +57,38 @@ struct ServeCommand: AsyncParsableCommand {
         let (host, port) = try settings.address
         let demo = settings.demo
         let app = ServeApplication.application(
-            service: service, host: host, port: port, logger: logger, idleTimeout: settings.idleTimeout, writeTimeout: settings.writeTimeout
+            service: service, host: host, port: port, logger: logger, servesMetrics: settings.adminBind == nil && settings.metricsBind == nil,
+            idleTimeout: settings.idleTimeout, writeTimeout: settings.writeTimeout
         ) { port in
             // One line on stdout that scripts wait for (the port may have been 0).
             print(demo ? "demo: http://\(host):\(port)/" : "imago serve: listening on http://\(host):\(port)/")
             fflush(nil)
+        }
+        var apps: [any Service] = [app]
+        if let adminBind = settings.adminBind, let token = settings.adminToken {
+            let (host, port) = try ServeConfiguration.address(adminBind)
+            let router = ServeApplication.adminRouter(service: service, token: token, logger: logger)
+            apps.append(
+                ServeApplication.application(router: router, host: host, port: port, logger: logger) { port in
+                    print("imago serve: admin on http://\(host):\(port)/")
+                    fflush(nil)
+                })
+        }
+        if let metricsBind = settings.metricsBind {
+            let (host, port) = try ServeConfiguration.address(metricsBind)
+            apps.append(
+                ServeApplication.application(router: ServeApplication.metricsRouter(service: service), host: host, port: port, logger: logger) {
+                    port in
+                    print("imago serve: metrics on http://\(host):\(port)/metrics")
+                    fflush(nil)
+                })
         }
         // Returns once SIGTERM or SIGINT has stopped the server and the
         // requests in flight have been answered, or the drain timeout has
         // cancelled the rest.
         let stopped: Result<Void, any Error>
         do {
-            try await ServeApplication.serviceGroup(app, drainTimeout: settings.drainTimeout, logger: logger).run()
+            try await ServeApplication.serviceGroup(apps, drainTimeout: settings.drainTimeout, logger: logger).run()
             stopped = .success(())
         } catch {
             stopped = .failure(error)

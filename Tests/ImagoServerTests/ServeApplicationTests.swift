@@ -92,7 +92,7 @@ struct ServeApplicationTests {
         let app = ServeApplication.application(
             service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"), idleTimeout: .milliseconds(300)
         ) { portContinuation.yield($0) }
-        let group = ServeApplication.serviceGroup(app, drainTimeout: .seconds(10), logger: Logger(label: "test"))
+        let group = ServeApplication.serviceGroup([app], drainTimeout: .seconds(10), logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
@@ -116,7 +116,7 @@ struct ServeApplicationTests {
         let app = ServeApplication.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test")) { port in
             portContinuation.yield(port)
         }
-        let group = ServeApplication.serviceGroup(app, drainTimeout: drainTimeout, logger: Logger(label: "test"))
+        let group = ServeApplication.serviceGroup([app], drainTimeout: drainTimeout, logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())

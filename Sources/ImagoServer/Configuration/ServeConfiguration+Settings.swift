@@ -102,6 +102,18 @@ extension ServeConfiguration {
             choice("log-level", "LEVEL", "How much is logged", \.logLevel, Logger.Level.allCases),
             choice("log-format", "FORMAT", "How log lines are written", \.logFormat, LogFormat.allCases),
             switchSetting("demo", "Also serve a generated gallery as the source, and pages of its thumbnails at /", \.demo),
+            Setting(
+                flag: "admin-bind", variable: "IMAGO_ADMIN_BIND", valueName: "HOST:PORT",
+                summary: "Also listen here for POST /purge?source=URL and /metrics, with Authorization: Bearer IMAGO_ADMIN_TOKEN",
+                isRepeatable: false, listSeparator: ",", defaultText: { _ in "none" },
+                apply: { values, configuration throws(ConfigurationError) in configuration.adminBind = values.last }
+            ),
+            Setting(
+                flag: "metrics-bind", variable: "IMAGO_METRICS_BIND", valueName: "HOST:PORT",
+                summary: "Also listen here for /metrics alone; with this or --admin-bind, the public port has no /metrics",
+                isRepeatable: false, listSeparator: ",", defaultText: { _ in "none" },
+                apply: { values, configuration throws(ConfigurationError) in configuration.metricsBind = values.last }
+            ),
         ] + originSettings + processingSettings + thumborSettings
 
     /// The settings as `--help` lists them: each flag, then what it does.
@@ -111,6 +123,7 @@ extension ServeConfiguration {
             return usage + "\n      " + setting.help
         }.joined(separator: "\n")
             + "\nIMAGO_KEY, IMAGO_SALT\n      Hex signing keys and salts, comma-separated pairs for rotation (variables only, so that they never show in ps)."
+            + "\nIMAGO_ADMIN_TOKEN\n      The bearer token of the admin listener (a variable only)."
     }
 
     /// Command-line arguments (`--flag value`, `--flag=value`, `--switch`)

@@ -32,6 +32,12 @@ public struct ServeConfiguration: Sendable {
     public var logFormat = LogFormat.text
     /// Serve a generated gallery and pages of its thumbnails.
     public var demo = false
+    /// `HOST:PORT` of the admin listener (`POST /purge`, `/metrics`); nil for none.
+    public var adminBind: String?
+    /// `HOST:PORT` of a listener serving `/metrics` alone; nil for none.
+    public var metricsBind: String?
+    /// The bearer token the admin listener asks for (`IMAGO_ADMIN_TOKEN` only).
+    public var adminToken: String?
 
     /// The defaults: each field's default is given here or in
     /// ``ImageService/Configuration``'s, nowhere else.
@@ -48,14 +54,17 @@ public struct ServeConfiguration: Sendable {
 
     /// The host and port of ``bind``.
     public var address: (host: String, port: Int) {
-        get throws(ConfigurationError) {
-            guard let colon = bind.lastIndex(of: ":"), let port = Int(bind[bind.index(after: colon)...]), (0...65_535).contains(port),
-                colon != bind.startIndex
-            else {
-                throw ConfigurationError("bind address \(bind): expected HOST:PORT")
-            }
-            return (String(bind[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
+        get throws(ConfigurationError) { try Self.address(bind) }
+    }
+
+    /// The host and port of a `HOST:PORT` address.
+    public static func address(_ text: String) throws(ConfigurationError) -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port),
+            colon != text.startIndex
+        else {
+            throw ConfigurationError("bind address \(text): expected HOST:PORT")
         }
+        return (String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
     }
 
     /// Reads every setting from `flags` (values by flag name, as given on
@@ -88,6 +97,7 @@ public struct ServeConfiguration: Sendable {
             let aws = ObjectStorage.fromEnvironment(environment, endpoint: storage.endpoint, usesPathStyle: storage.usesPathStyle)
             service.objectStorage = aws
         }
+        adminToken = environment["IMAGO_ADMIN_TOKEN"]
         let keys = environment["IMAGO_KEY"]
         let salts = environment["IMAGO_SALT"]
         switch (keys, salts) {
@@ -107,6 +117,10 @@ public struct ServeConfiguration: Sendable {
     public func validate() throws(ConfigurationError) {
         try service.validate()
         _ = try address
+        for text in [adminBind, metricsBind].compactMap({ $0 }) { _ = try Self.address(text) }
+        if adminBind != nil, adminToken?.isEmpty ?? true {
+            throw ConfigurationError("the admin listener (--admin-bind) needs IMAGO_ADMIN_TOKEN")
+        }
         for (name, value) in [("idle timeout", idleTimeout), ("write timeout", writeTimeout), ("drain timeout", drainTimeout)] where value <= .zero {
             throw ConfigurationError("\(name) \(value): expected 1 or more seconds")
         }

@@ -11,7 +11,9 @@ import ServiceLifecycle
 /// then exit.
 public enum ServeApplication {
     /// The router `imago serve` answers with.
-    public static func router(service: ImageService, logger: Logger) -> Router<ImageRequestContext> {
+    /// The public routes; `servesMetrics: false` leaves `/metrics` to
+    /// another listener (``adminRouter(service:token:logger:)``, ``metricsRouter(service:)``).
+    public static func router(service: ImageService, logger: Logger, servesMetrics: Bool = true) -> Router<ImageRequestContext> {
         let router = Router(context: ImageRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: AccessLogMiddleware(logger: logger))
@@ -22,13 +24,7 @@ public enum ServeApplication {
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                 body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
-        router.get("metrics") { _, _ in
-            let text = service.metrics.exposition(queueLength: service.admission.queueLength)
-            return Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                body: .init(byteBuffer: ByteBuffer(string: text))
-            )
-        }
+        if servesMetrics { addMetrics(to: router, service: service) }
         if let demo = service.configuration.demo { demo.addRoutes(to: router) }
         router.get("favicon.ico") { _, _ -> Response in throw ServiceError(.notFound, "not found: image URLs are /{signature}/{options}/{source}") }
         router.addRoutes(service.routes(context: ImageRequestContext.self))
@@ -45,13 +41,24 @@ public enum ServeApplication {
     /// request (the queue's deadline plus the source timeout), since no
     /// write completes while a request waits.
     public static func application(
-        service: ImageService, host: String, port: Int, logger: Logger,
+        service: ImageService, host: String, port: Int, logger: Logger, servesMetrics: Bool = true,
+        idleTimeout: Duration = .seconds(30), writeTimeout: Duration = .seconds(120),
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        application(
+            router: router(service: service, logger: logger, servesMetrics: servesMetrics), host: host, port: port, logger: logger,
+            idleTimeout: idleTimeout, writeTimeout: writeTimeout, onServerRunning: onServerRunning)
+    }
+
+    /// An application serving `router` on `host`:`port`, with the same timeouts.
+    public static func application(
+        router: Router<ImageRequestContext>, host: String, port: Int, logger: Logger,
         idleTimeout: Duration = .seconds(30), writeTimeout: Duration = .seconds(120),
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let writeTimeout = TimeAmount.nanoseconds(writeTimeout.nanoseconds)
         return Application(
-            router: router(service: service, logger: logger),
+            router: router,
             server: .http1(
                 configuration: .init(
                     additionalChannelHandlers: [IdleStateHandler(writeTimeout: writeTimeout), CloseOnIdleWrites()],
@@ -67,8 +74,8 @@ public enum ServeApplication {
     /// shutdown), then stops accepting connections and gives the requests
     /// in flight `drainTimeout` to be answered; those still running then
     /// are cancelled.
-    public static func serviceGroup(_ app: some ApplicationProtocol, drainTimeout: Duration, logger: Logger) -> ServiceGroup {
-        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    public static func serviceGroup(_ apps: [any Service], drainTimeout: Duration, logger: Logger) -> ServiceGroup {
+        var configuration = ServiceGroupConfiguration(services: apps, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = drainTimeout
         return ServiceGroup(configuration: configuration)
     }

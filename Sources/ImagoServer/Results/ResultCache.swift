@@ -77,6 +77,14 @@ struct ResultKey: Hashable, Sendable, CustomStringConvertible {
         diskKey = source.absoluteString + "\u{0}info"
     }
 
+    /// The key whose ``diskKey`` is `diskKey`.
+    init(diskKey: String) {
+        self.diskKey = diskKey
+    }
+
+    /// The source's URL, as every key starts with it.
+    var source: String { String(diskKey.prefix { $0 != "\u{0}" }) }
+
     var description: String { diskKey }
 }
 
@@ -104,6 +112,8 @@ final class ResultCache: Sendable {
     private let pendingPlaces: WeightedSemaphore
     /// Held by every write not yet done, so that ``close()`` can wait for them.
     private let writes = DispatchGroup()
+    /// The answers made from each source, for ``purge(source:)``.
+    private let index: SourceIndex
     let lifetime: Duration
 
     static let pendingWriteLimit = 64
@@ -114,6 +124,7 @@ final class ResultCache: Sendable {
         self.diskThreads = diskThreads
         self.lifetime = lifetime
         pendingPlaces = WeightedSemaphore(capacity: Self.pendingWriteLimit)
+        index = SourceIndex(disk: disk)
     }
 
     /// The answer kept for `key`, expired or not: from memory, else from disk.
@@ -149,7 +160,7 @@ final class ResultCache: Sendable {
         if disk == nil || memory.value(forKey: key) != nil {
             memory.set(result, forKey: key, cost: result.bytes.readableBytes)
         }
-        guard let disk else { return }
+        guard let disk else { return await diskThreads.run { [index] in index.add(key.diskKey, source: key.source) } }
         // Waits for a place while the disk is behind; none if the work was cancelled meanwhile.
         guard let place = await pendingPlaces.acquire() else { return }
         let isWriting = pending.withLock { pending in
@@ -160,19 +171,43 @@ final class ResultCache: Sendable {
         // A job already writing this key writes the newer answer next.
         guard !isWriting else { return pendingPlaces.release(place) }
         writes.enter()
-        diskThreads.submit(priority: .normal) { [pending, pendingPlaces, writes] in
+        diskThreads.submit(priority: .normal) { [pending, pendingPlaces, writes, index] in
+            index.add(key.diskKey, source: key.source)
             while let next = pending.withLock({ $0[key] }) {
                 // A failed store (a full disk) only costs a later transformation.
                 try? disk.storeData(Data(next.result.bytes.readableBytesView), metadata: next.result.storedMetadata, forKey: key.diskKey)
-                let done = pending.withLock { pending in
-                    guard pending[key]?.version == next.version else { return false }
+                // Written, unless a newer answer came meanwhile; a purge meanwhile takes it out again.
+                let (done, purged) = pending.withLock { pending in
+                    guard let current = pending[key] else { return (true, true) }
+                    guard current.version == next.version else { return (false, false) }
                     pending[key] = nil
-                    return true
+                    return (true, false)
                 }
+                if purged { try? disk.removeData(forKey: key.diskKey) }
                 if done { break }
             }
             pendingPlaces.release(place)
             writes.leave()
+        }
+    }
+
+    /// Removes every answer made from `source` (its URL's absolute string)
+    /// from memory and disk; returns how many there were.
+    func purge(source: String) async -> Int {
+        // The answers on their way to disk are indexed as their writes start:
+        // those pending are waited for (off the disk threads they need).
+        await PriorityThreadPool.blockingIO.run { [writes] in writes.wait() }
+        return await diskThreads.run { [memory, pending, index, disk] in
+            var removed = 0
+            for diskKey in index.remove(source) {
+                let key = ResultKey(diskKey: diskKey)
+                let inMemory = memory.removeValue(forKey: key) != nil
+                let waiting = pending.withLock { $0.removeValue(forKey: key) != nil }
+                let onDisk = disk?.containsData(forKey: diskKey) ?? false
+                try? disk?.removeData(forKey: diskKey)
+                if inMemory || waiting || onDisk { removed += 1 }
+            }
+            return removed
         }
     }
 

@@ -20,7 +20,7 @@ struct ServeConfigurationTests {
         "thumbor-key": "MY_SECURE_KEY", "thumbor-unsafe": "1", "thumbor-prefix": "t", "thumbor-host": "thumbor.example",
         "thumbor-source-base": "https://origin.example/images/", "local-root": "/tmp", "source-base": "https://media.example/",
         "source-header": "https://media.example/=Authorization: Bearer token", "source-headers-file": sourceHeadersFile, "s3": "1",
-        "s3-endpoint": "http://127.0.0.1:9000", "s3-path-style": "1",
+        "s3-endpoint": "http://127.0.0.1:9000", "s3-path-style": "1", "admin-bind": "127.0.0.1:9090", "metrics-bind": "127.0.0.1:9091",
     ]
     /// The file the `source-headers-file` sample names, written by the tests that read it.
     static let sourceHeadersFile = NSTemporaryDirectory() + "imago-sample-source-headers-\(getpid())"
@@ -47,6 +47,8 @@ struct ServeConfigurationTests {
         let signed = try ServeConfiguration(flags: [:], environment: ["IMAGO_KEY": "0a0b", "IMAGO_SALT": "0c0d"])
         #expect(signed.service.signing != nil)
         changed.insert("service.signing")
+        #expect(try ServeConfiguration(flags: [:], environment: ["IMAGO_ADMIN_TOKEN": "t"]).adminToken == "t")
+        changed.insert("adminToken")
         // The demo's site is made at start from its generated gallery, when `demo` (set above) is on.
         changed.insert("service.demo")
         let all = Set(Self.fields(of: defaults).keys)
