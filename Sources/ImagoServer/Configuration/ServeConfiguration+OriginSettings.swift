@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import ImagoCaching
 
 extension ServeConfiguration {
@@ -7,6 +8,13 @@ extension ServeConfiguration {
         get { service.objectStorage ?? ObjectStorage() }
         set { service.objectStorage = newValue }
     }
+
+    /// Fields a client's request never passes on: hop-by-hop ones, and
+    /// those that would make the source's answer another one.
+    static let forwardRefused: Set<String> = [
+        "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "trailer", "if-match", "if-unmodified-since",
+        "accept-encoding", "content-type", "expect",
+    ]
 
     /// Where sources come from besides public http(s) URLs: files, object
     /// storage, and the fields attached to an origin's requests.
@@ -46,6 +54,23 @@ extension ServeConfiguration {
                     let entry = line.trimmingCharacters(in: .whitespaces)
                     guard !entry.isEmpty, !entry.hasPrefix("#") else { continue }
                     configuration.service.sourceHeaders.append(try SourceHeaders(parsing: entry))
+                }
+            }
+        ),
+        Setting(
+            flag: "forward-header", variable: "IMAGO_FORWARD_HEADERS", valueName: "NAME",
+            summary: "A client's request field passed on to sources (Cookie and Authorization only if named; never Host or hop-by-hop "
+                + "fields); answers then vary on it, and such sources skip the source cache",
+            isRepeatable: true, listSeparator: ",", defaultText: { _ in "none" },
+            apply: { values, configuration throws(ConfigurationError) in
+                configuration.service.forwardedHeaders = []
+                for value in values {
+                    guard let name = HTTPField.Name(value) else { throw ConfigurationError("\(value) is not a field name") }
+                    guard !SourceHeaders.refusedNames.contains(name), !ServeConfiguration.forwardRefused.contains(name.canonicalName.lowercased())
+                    else {
+                        throw ConfigurationError("\(value) is never forwarded")
+                    }
+                    configuration.service.forwardedHeaders.append(name)
                 }
             }
         ),

@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import HTTPTypes
 import Imago
 import ImagoCaching
 import NIOCore
@@ -80,6 +82,15 @@ struct ResultKey: Hashable, Sendable, CustomStringConvertible {
     /// The key whose ``diskKey`` is `diskKey`.
     init(diskKey: String) {
         self.diskKey = diskKey
+    }
+
+    /// The key of the same answer made for a request that forwarded
+    /// `fields` to the source: their digest, never their values (a cookie,
+    /// a token), goes into the key.
+    func forwarding(_ fields: HTTPFields) -> ResultKey {
+        let text = fields.map { "\($0.name.canonicalName): \($0.value)\n" }.joined()
+        let digest = SHA256.hash(data: Data(text.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        return ResultKey(diskKey: diskKey + "\u{0}forwarded " + digest)
     }
 
     /// The source's URL, as every key starts with it.

@@ -8,7 +8,8 @@ extension ImageService {
     /// current, else the bytes, shared with every other answer. Its fields
     /// are imgproxy's: Content-Disposition with the file name (`fn`, else
     /// the source's) and `att`'s disposition, a max-age no later than
-    /// `exp`, and `Vary: Accept` when the format was `negotiated`.
+    /// `exp`, and `Vary: Accept` when the format was `negotiated`, and the
+    /// fields forwarded to sources.
     func answer(_ result: EncodedResult, to request: Request, options: ProcessingOptions, source: URL, negotiated: Bool) -> Response {
         var maxAge = result.maxAge
         if let expires = options.expires, expires > 0 {
@@ -21,7 +22,8 @@ extension ImageService {
             .contentDisposition: Self.contentDisposition(options: options, source: source, mediaType: result.mediaType),
         ]
         if let lastModified = result.lastModified { headers[.lastModified] = lastModified }
-        if negotiated { headers[.vary] = "Accept" }
+        let varying = (negotiated ? ["Accept"] : []) + configuration.forwardedHeaders.map(\.rawName)
+        if !varying.isEmpty { headers[.vary] = varying.joined(separator: ", ") }
         if ConditionalRequest(request.headers).isCurrent(etag: result.etag, lastModified: result.lastModified) {
             return Response(status: .notModified, headers: headers, body: ResponseBody())
         }

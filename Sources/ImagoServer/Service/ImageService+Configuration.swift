@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Imago
 import ImagoCaching
 import NIOCore
@@ -89,6 +90,11 @@ extension ImageService {
         public var objectStorage: ObjectStorage?
         /// Fields attached to http(s) sources by URL prefix.
         public var sourceHeaders: [SourceHeaders] = []
+        /// The client's request fields passed on to sources (`Cookie`,
+        /// `Authorization` only when listed; never `Host` or hop-by-hop
+        /// fields). A request that forwards any is fetched past the source
+        /// cache, and its answer is kept under those values.
+        public var forwardedHeaders: [HTTPField.Name] = []
 
         public init(
             signing: URLSigning? = nil,

@@ -26,7 +26,7 @@ extension ImageService {
     {
         let (read, source) = try readRequest(rawPath, mountedAt: prefix, report: report)
         let key = ResultKey(infoOf: source)
-        let result = try await result(for: key, source: source, report: report) {
+        let result = try await result(for: key, source: source, forwarding: request, report: report) {
             { response, ticket throws(ServiceError) in
                 try await ticket.transform()
                 return (try await self.describe(response.data, of: source), "application/json")

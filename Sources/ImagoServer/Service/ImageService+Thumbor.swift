@@ -69,7 +69,7 @@ extension ImageService {
         report?.record { $0.sourceHost = source.host }
         let settings = ThumborAnswerSettings(filters)
         let key = ResultKey(source: source, thumborOptions: ThumborProcessor(path: thumbor, filters: filters).identifier)
-        let result = try await result(for: key, source: source, report: report) {
+        let result = try await result(for: key, source: source, forwarding: request, report: report) {
             { response, ticket throws(ServiceError) in
                 let watermarks = try await self.thumborWatermarks(filters, dialect: dialect)
                 let processor = ThumborProcessor(path: thumbor, filters: filters, watermarks: watermarks)

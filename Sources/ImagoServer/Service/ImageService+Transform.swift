@@ -9,14 +9,18 @@ extension ImageService {
     /// `make` waits for its transformation turn itself, if it needs one).
     /// The answer is kept in the result cache before it is returned.
     func makeResult(
-        _ key: ResultKey, source url: URL, previous: EncodedResult?,
+        _ key: ResultKey, source url: URL, forwarded: HTTPFields, previous: EncodedResult?,
         make: (DataResponse, AdmissionControl.Ticket) async throws(ServiceError) -> (Data, mediaType: String)
     ) async throws(ServiceError) -> EncodedResult {
         let ticket = try admission.admit()
         defer { ticket.end() }
         try await ticket.download()
         let source: DataResponse
-        do { source = try await pipeline.data(for: ImageRequest(url: url)) } catch { throw ServiceError(error) }
+        // A source asked for with a client's fields is that client's: never
+        // taken from the source cache, nor kept there for another.
+        var request = ImageRequest(url: url, headers: forwarded)
+        if !forwarded.isEmpty { request.cachePolicy = .none }
+        do { source = try await pipeline.data(for: request) } catch { throw ServiceError(error) }
         guard source.statusCode == 200 || source.statusCode == 203 else {
             throw ServiceError(ImagePipeline.Error.httpStatus(code: source.statusCode, url: url))
         }

@@ -194,7 +194,7 @@ public final class ImageService: Sendable {
         let key = ResultKey(source: source, optionsKey: read.cacheKey, format: format, watermark: options.watermark.isEnabled ? watermark?.key : nil)
 
         // 5-7. Fetch, transform and store, once for every identical request in flight.
-        let result = try await result(for: key, source: source, report: report) {
+        let result = try await result(for: key, source: source, forwarding: request, report: report) {
             { response, ticket throws(ServiceError) in
                 if let passed = self.passedThrough(response, options: options) { return (response.data, passed) }
                 try await ticket.transform()
@@ -235,9 +235,11 @@ public final class ImageService: Sendable {
     /// request in flight (or the stale one renewed, if the source has not
     /// changed). `maker` is called on a miss only, so that a hit forms no
     /// closure (and allocates nothing) for making an answer.
-    func result(for key: ResultKey, source: URL, report: ImageRequestReport?, maker: () -> ResultMaker) async throws(ServiceError)
-        -> EncodedResult
+    func result(for key: ResultKey, source: URL, forwarding request: Request, report: ImageRequestReport?, maker: () -> ResultMaker)
+        async throws(ServiceError) -> EncodedResult
     {
+        let forwarded = forwardedFields(of: request)
+        let key = forwarded.isEmpty ? key : key.forwarding(forwarded)
         let kept = await results.cached(key)
         if let kept, ContinuousClock.now < kept.expires {
             metrics.resultCacheHit()
@@ -246,10 +248,19 @@ public final class ImageService: Sendable {
         }
         let make = maker()
         let result = try await results.shared(key) { () throws(ServiceError) in
-            try await self.makeResult(key, source: source, previous: kept, make: make)
+            try await self.makeResult(key, source: source, forwarded: forwarded, previous: kept, make: make)
         }
         report?.record { $0.cacheOutcome = kept?.etag == result.etag ? .revalidated : .miss }
         return result
+    }
+
+    /// The client's fields the operator forwards to sources, as the client sent them.
+    func forwardedFields(of request: Request) -> HTTPFields {
+        var fields = HTTPFields()
+        for name in configuration.forwardedHeaders {
+            for value in request.headers[values: name] { fields.append(HTTPField(name: name, value: value)) }
+        }
+        return fields
     }
 
     /// Whether `path`'s signature lets it through: `false` when it does,
