@@ -109,6 +109,7 @@ let package = Package(
             name: "ImagoServer",
             dependencies: [
                 "Imago",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

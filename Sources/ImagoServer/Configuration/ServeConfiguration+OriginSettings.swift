@@ -94,6 +94,18 @@ extension ServeConfiguration {
             }
         ),
         Setting(
+            flag: "result-store", variable: "IMAGO_RESULT_STORE", valueName: "s3://BUCKET/PREFIX",
+            summary: "Keep answers in object storage too, shared by every instance (the --s3 settings and keys; implies --s3)",
+            isRepeatable: false, listSeparator: ",", defaultText: { _ in "none" },
+            apply: { values, configuration throws(ConfigurationError) in
+                guard let text = values.last, let url = URL(string: text), url.scheme == "s3", !(url.host ?? "").isEmpty else {
+                    throw ConfigurationError("expected s3://bucket/prefix")
+                }
+                configuration.service.resultStore = url
+                configuration.objectStorage = configuration.objectStorage
+            }
+        ),
+        Setting(
             flag: "s3-path-style", variable: "IMAGO_S3_PATH_STYLE", valueName: "",
             summary: "Address objects as ENDPOINT/BUCKET/KEY, not BUCKET.ENDPOINT/KEY; implies --s3", isRepeatable: false, listSeparator: ",",
             defaultText: { ($0.service.objectStorage?.usesPathStyle ?? false) ? "on" : "off" },

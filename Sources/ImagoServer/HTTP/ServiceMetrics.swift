@@ -14,6 +14,8 @@ public final class ServiceMetrics: Sendable {
     private let queueLength: Gauge
     private let resultHits: Counter
     private let transformations: Counter
+    private let storeHits: Counter
+    private let storeErrors: Counter
     /// The counters of answers by status, each made on its status's first
     /// answer: the registry looks a series up by name and labels, which
     /// is too slow to do for every answer.
@@ -61,6 +63,16 @@ public final class ServiceMetrics: Sendable {
                 namespace: "imago", metricName: "transformations", unitName: "total",
                 helpText: "Answers made by decoding, processing and encoding a source"
             ))
+        storeHits = registry.makeCounter(
+            descriptor: .init(
+                namespace: "imago", subsystem: "result_store", metricName: "hits", unitName: "total",
+                helpText: "Answers taken from the shared result store instead of being made"
+            ))
+        storeErrors = registry.makeCounter(
+            descriptor: .init(
+                namespace: "imago", subsystem: "result_store", metricName: "errors", unitName: "total",
+                helpText: "Reads and writes of the shared result store that failed (the store is then skipped for a while)"
+            ))
     }
 
     /// Counts an answer served from the result cache.
@@ -68,6 +80,12 @@ public final class ServiceMetrics: Sendable {
 
     /// Counts an answer made from its source.
     func transformed() { transformations.increment() }
+
+    /// Counts an answer taken from the shared result store.
+    func resultStoreHit() { storeHits.increment() }
+
+    /// Counts a failed read or write of the shared result store.
+    func resultStoreError() { storeErrors.increment() }
 
     /// Counts a request in flight until the returned closure is called with its status.
     func begin() -> @Sendable (Int) -> Void {

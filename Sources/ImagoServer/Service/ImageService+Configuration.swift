@@ -95,6 +95,9 @@ extension ImageService {
         /// fields). A request that forwards any is fetched past the source
         /// cache, and its answer is kept under those values.
         public var forwardedHeaders: [HTTPField.Name] = []
+        /// `s3://bucket/prefix`: answers are kept there too, for every
+        /// instance, in ``objectStorage`` (which must be set); nil for none.
+        public var resultStore: URL?
 
         public init(
             signing: URLSigning? = nil,
@@ -186,6 +189,11 @@ extension ImageService {
             try watermark?.validate()
             try ConfigurationError.require((0...1).contains(watermarkOpacity), "watermark opacity \(watermarkOpacity): expected 0 to 1")
             try ConfigurationError.require(decodeMemoryBudget > 0, "decode memory \(decodeMemoryBudget) bytes: expected 1 or more")
+            if let resultStore {
+                try ConfigurationError.require(
+                    resultStore.scheme == "s3" && !(resultStore.host ?? "").isEmpty, "result store \(resultStore): expected s3://bucket/prefix")
+                try ConfigurationError.require(objectStorage != nil, "the result store needs object storage (--s3, --s3-endpoint)")
+            }
             if let localRoot {
                 try ConfigurationError.require(LocalFileLoader(root: localRoot, maximumSize: 1) != nil, "local root \(localRoot): not a folder")
             }

@@ -36,6 +36,7 @@ extension ImageService {
             maxAge: version.maxAge, lifetime: version.lifetime
         )
         await results.store(result, forKey: key)
+        store?.put(result, forKey: key)
         return result
     }
 

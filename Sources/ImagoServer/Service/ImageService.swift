@@ -39,6 +39,8 @@ public final class ImageService: Sendable {
     let optionsMemo = OptionsMemo()
     /// The operator's watermark, for `wm`.
     let watermark: Watermark?
+    /// Answers shared by every instance, in object storage; nil for none.
+    let store: SharedResultStore?
 
     /// A service with its own pipeline: a guarded HTTP loader and, in
     /// `configuration.cacheFolder`, a disk cache of the sources (`sources/`,
@@ -92,11 +94,14 @@ public final class ImageService: Sendable {
         pipelineConfiguration.dataCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/sources", configuration: sources) }
         let resultsCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/results", configuration: results) }
         let pipeline = ImagePipeline(configuration: pipelineConfiguration)
-        self.init(configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsCache, metrics: metrics)
+        self.init(configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsCache, metrics: metrics, logger: logger)
     }
 
     /// A service over a pipeline of the caller's (tests).
-    public init(configuration: Configuration, pipeline: ImagePipeline, resultsOnDisk: DiskCache? = nil, metrics: ServiceMetrics = ServiceMetrics()) {
+    public init(
+        configuration: Configuration, pipeline: ImagePipeline, resultsOnDisk: DiskCache? = nil, metrics: ServiceMetrics = ServiceMetrics(),
+        logger: Logger = Logger(label: "imago.serve")
+    ) {
         var configuration = configuration
         // The schemes the policy lets through are the origins the service has.
         configuration.sourcePolicy.allowsLocalFiles = configuration.localRoot != nil
@@ -107,6 +112,9 @@ public final class ImageService: Sendable {
         decodeMemory = WeightedSemaphore(capacity: configuration.decodeMemoryBudget)
         parser = ProcessingOptions.Parser(presets: configuration.presets, allowsSourceLimits: configuration.allowsSourceLimits)
         watermark = configuration.watermark.map(Watermark.init)
+        store = configuration.resultStore.flatMap { location in
+            configuration.objectStorage.map { SharedResultStore(location: location, storage: $0, metrics: metrics, logger: logger) }
+        }
         results = ResultCache(
             costLimit: configuration.resultCacheSize, lifetime: configuration.resultLifetime, disk: resultsOnDisk, diskThreads: pipeline.diskThreads
         )
@@ -248,7 +256,12 @@ public final class ImageService: Sendable {
         }
         let make = maker()
         let result = try await results.shared(key) { () throws(ServiceError) in
-            try await self.makeResult(key, source: source, forwarded: forwarded, previous: kept, make: make)
+            // Another instance may have made it: one GET from the shared store, no decode.
+            if let shared = await self.store?.fetch(key) {
+                await self.results.store(shared, forKey: key)
+                return shared
+            }
+            return try await self.makeResult(key, source: source, forwarded: forwarded, previous: kept, make: make)
         }
         report?.record { $0.cacheOutcome = kept?.etag == result.etag ? .revalidated : .miss }
         return result

@@ -1,0 +1,73 @@
+import Foundation
+import Imago
+import ImagoSandbox
+import Testing
+
+@testable import ImagoServer
+
+/// Answers shared by every instance through object storage (moto's S3
+/// server): the second instance answers what the first made without
+/// transforming; with the store down, both keep answering.
+@Suite("Results shared through object storage")
+struct SharedResultStoreTests {
+    static func service(_ moto: MotoServer, metrics: ServiceMetrics) throws -> ImageService {
+        var configuration = ImageService.Configuration(
+            signing: ImageServiceTests.signing, allowsUnsigned: true, sourcePolicy: SourcePolicy(allowedNetworks: [IPNetwork("127.0.0.2/32")!]),
+            cacheFolder: TemporaryDirectory().path)
+        configuration.objectStorage = ObjectStorage(endpoint: moto.endpoint, usesPathStyle: true, credentials: moto.credentials)
+        configuration.resultStore = URL(string: "s3://results/imago/")
+        return try ImageService(configuration: configuration, metrics: metrics)
+    }
+
+    /// The value of a metric without labels in `metrics`' exposition.
+    static func value(_ name: String, in metrics: ServiceMetrics) -> Double {
+        let line = metrics.exposition(queueLength: 0).split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    @Test(
+        "a second instance answers a variant the first made with no transformation; with the store down both answer",
+        .enabled(if: MotoServer.venv != nil))
+    func twoInstances() async throws {
+        let (server, _) = try await ImageServiceOptionsTests.photoServer()
+        let moto = try await MotoServer(bucket: "results", objects: [:])
+        defer { moto.stop() }
+        let (firstMetrics, secondMetrics) = (ServiceMetrics(), ServiceMetrics())
+        let first = try Self.service(moto, metrics: firstMetrics)
+        let second = try Self.service(moto, metrics: secondMetrics)
+        let path = ImageServiceOptionsTests.plain("w:50/f:png", server.url("/photo.jpg"))
+
+        // When the first instance makes an answer and its write to the store lands
+        let made = await first.respond(to: ServiceRequest(path: path))
+        await first.store?.waitForWrites()
+        // Then the second answers it from the store: the same bytes, no transformation, no source fetch
+        let shared = await second.respond(to: ServiceRequest(path: path))
+        #expect(made.status == 200 && shared.status == 200 && shared.body == made.body)
+        #expect(Self.value("imago_transformations_total", in: firstMetrics) == 1)
+        #expect(Self.value("imago_transformations_total", in: secondMetrics) == 0)
+        #expect(Self.value("imago_result_store_hits_total", in: secondMetrics) == 1)
+        #expect(server.requestCount("/photo.jpg") == 1)
+        #expect(Self.value("imago_result_store_errors_total", in: firstMetrics) == 0)
+
+        // When the store goes down
+        moto.stop()
+        // Then both keep answering, transforming themselves, and count the failures
+        for (service, metrics) in [(first, firstMetrics), (second, secondMetrics)] {
+            let response = await service.respond(to: ServiceRequest(path: ImageServiceOptionsTests.plain("w:70/f:png", server.url("/photo.jpg"))))
+            #expect(response.status == 200, "\(ImageServiceOptionsTests.body(response))")
+            await service.store?.waitForWrites()
+            #expect(Self.value("imago_result_store_errors_total", in: metrics) >= 1)
+        }
+        #expect(Self.value("imago_transformations_total", in: secondMetrics) == 1)
+        try await server.shutdown()
+    }
+
+    @Test("the stored form reads back: metadata, bytes, and nothing from a damaged body")
+    func storedForm() throws {
+        let result = EncodedResult(
+            data: Data("pixels".utf8), mediaType: "image/png", sourceValidator: "\"v1\"", lastModified: nil, maxAge: 60, lifetime: .seconds(600))
+        let decoded = try #require(SharedResultStore.decode(SharedResultStore.encode(result)))
+        #expect(decoded.mediaType == "image/png" && decoded.sourceValidator == "\"v1\"" && decoded.etag == result.etag)
+        #expect(SharedResultStore.decode(Data([0, 0, 1, 0, 1])) == nil && SharedResultStore.decode(Data()) == nil)
+    }
+}
