@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Imago
 import NIOCore
+import NIOHTTP1
 
 /// Fetches `s3://bucket/key` sources from S3 or an S3-compatible store,
 /// signed with AWS Signature Version 4 (``SigV4Signer``), through its own
@@ -31,30 +32,74 @@ struct ObjectStorageLoader: Sendable {
     /// Writes `data` as the object `url` names; throws what failed (a
     /// network error, or the store's status).
     func put(_ data: Data, to url: URL, timeout: Duration) async throws {
+        _ = try await send(.PUT, to: url, body: data, timeout: timeout, accepting: 200..<300)
+    }
+
+    /// Removes the object `url` names (a missing one is no error).
+    func delete(_ url: URL, timeout: Duration) async throws {
+        _ = try await send(.DELETE, to: url, timeout: timeout, accepting: 200..<300)
+    }
+
+    /// The keys of the objects in `bucket` whose keys start with `prefix`, every page of them.
+    func list(bucket: String, prefix: String, timeout: Duration) async throws -> [String] {
+        guard let url = URL(string: "s3://\(bucket)/") else { throw DataLoadingError(.invalidURL, url: URL(fileURLWithPath: "/")) }
+        var keys: [String] = []
+        var token: String?
+        repeat {
+            var query = "list-type=2&prefix=" + SigV4Signer.encode(Array(prefix.utf8))
+            if let token { query += "&continuation-token=" + SigV4Signer.encode(Array(token.utf8)) }
+            let body = try await send(.GET, to: url, query: query, timeout: timeout, accepting: 200..<300)
+            let text = String(decoding: body, as: UTF8.self)
+            keys += Self.elements("Key", in: text).map(Self.unescaped)
+            token = Self.elements("IsTruncated", in: text).first == "true" ? Self.elements("NextContinuationToken", in: text).first : nil
+        } while token != nil
+        return keys
+    }
+
+    /// A signed request of `method` to the object (or bucket) `url` names,
+    /// with `query` as SigV4 encodes it; the body of an answer whose status
+    /// is in `accepted`, else the status as the error.
+    private func send(
+        _ method: HTTPMethod, to url: URL, query: String = "", body: Data = Data(), timeout: Duration, accepting accepted: Range<Int>
+    ) async throws -> Data {
         guard let target = target(for: url) else { throw DataLoadingError(.invalidURL, url: url) }
-        var request = HTTPClientRequest(url: target.absoluteString)
-        request.method = .PUT
-        for (name, value) in signedFields(method: "PUT", target: target, payloadHash: SigV4Signer.payloadHash(data)) {
+        var request = HTTPClientRequest(url: target.absoluteString + (query.isEmpty ? "" : "?" + query))
+        request.method = method
+        for (name, value) in signedFields(method: method.rawValue, target: target, query: query, payloadHash: SigV4Signer.payloadHash(body)) {
             request.headers.replaceOrAdd(name: name, value: value)
         }
-        request.headers.replaceOrAdd(name: "content-length", value: String(data.count))
-        request.body = .bytes(ByteBuffer(bytes: data))
-        let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(timeout.nanoseconds))
-        _ = try await response.body.collect(upTo: 1 << 20)
-        guard (200..<300).contains(response.status.code) else {
-            throw DataLoadingError(.httpStatus(Int(response.status.code)), url: url)
+        if method == .PUT {
+            request.headers.replaceOrAdd(name: "content-length", value: String(body.count))
+            request.body = .bytes(ByteBuffer(bytes: body))
         }
+        let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(timeout.nanoseconds))
+        let received = try await response.body.collect(upTo: 16 << 20)
+        guard accepted.contains(Int(response.status.code)) else { throw DataLoadingError(.httpStatus(Int(response.status.code)), url: url) }
+        return Data(received.readableBytesView)
+    }
+
+    /// The text of every `<name>…</name>` element in `xml`, in order.
+    static func elements(_ name: String, in xml: String) -> [String] {
+        xml.components(separatedBy: "<\(name)>").dropFirst().compactMap { part in
+            part.range(of: "</\(name)>").map { String(part[..<$0.lowerBound]) }
+        }
+    }
+
+    /// XML's five escapes undone.
+    static func unescaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
+            .replacingOccurrences(of: "&apos;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
     }
 
     /// `x-amz-content-sha256`, and with credentials the signature's fields,
     /// for a request of `method` to `target`.
-    private func signedFields(method: String, target: URL, payloadHash: String) -> [(name: String, value: String)] {
+    private func signedFields(method: String, target: URL, query: String = "", payloadHash: String) -> [(name: String, value: String)] {
         var fields = [(name: "x-amz-content-sha256", value: payloadHash)]
         guard let credentials = settings.credentials, let host = target.host else { return fields }
         let signer = SigV4Signer(credentials: credentials, region: settings.region, service: "s3", normalizesPath: false)
         let hostField = target.port.map { "\(host):\($0)" } ?? host
         let signature = signer.sign(
-            method: method, path: target.path(percentEncoded: true), headers: [("host", hostField)] + fields, payloadHash: payloadHash,
+            method: method, path: target.path(percentEncoded: true), query: query, headers: [("host", hostField)] + fields, payloadHash: payloadHash,
             date: Date())
         fields += signature.headers
         return fields

@@ -13,7 +13,8 @@ import Logging
 /// locally meanwhile: an outage costs transformations, never errors.
 final class SharedResultStore: Sendable {
     /// `s3://bucket/prefix/`: each answer is an object under it, named by
-    /// the SHA-256 of its result key.
+    /// the SHA-256 of its source, a slash, and the SHA-256 of its result
+    /// key, so that a source's answers are listed (and purged) together.
     let location: URL
     private let loader: ObjectStorageLoader
     private let metrics: ServiceMetrics
@@ -91,10 +92,37 @@ final class SharedResultStore: Sendable {
         logger.warning("result store failed; skipped for \(Self.pause)", metadata: ["store": "\(location.absoluteString)", "error": "\(what)"])
     }
 
+    /// Removes every answer made from `source` (its URL's absolute string)
+    /// from the store; returns how many there were (0 when the store fails).
+    func purge(source: String) async -> Int {
+        guard let bucket = location.host else { return 0 }
+        let prefix = keyPrefix + Self.digest(source) + "/"
+        do {
+            let keys = try await loader.list(bucket: bucket, prefix: prefix, timeout: Self.timeout)
+            for key in keys {
+                guard let url = URL(string: "s3://\(bucket)/" + key) else { continue }
+                try await loader.delete(url, timeout: Self.timeout)
+            }
+            return keys.count
+        } catch {
+            failed("purge \(source): \(error)")
+            return 0
+        }
+    }
+
+    /// The object keys' common start: the location's path, without its leading slash.
+    private var keyPrefix: String {
+        let path = location.path(percentEncoded: false).drop { $0 == "/" }
+        return path.isEmpty || path.hasSuffix("/") ? String(path) : path + "/"
+    }
+
     private func objectURL(_ key: ResultKey) -> URL {
-        let digest = SHA256.hash(data: Data(key.diskKey.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-        let base = location.absoluteString.hasSuffix("/") ? location.absoluteString : location.absoluteString + "/"
-        return URL(string: base + digest) ?? location
+        let name = keyPrefix + Self.digest(key.source) + "/" + Self.digest(key.diskKey)
+        return URL(string: "s3://\(location.host ?? "")/" + name) ?? location
+    }
+
+    private static func digest(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
     }
 
     /// The metadata's length (4 bytes, big-endian), the metadata as the

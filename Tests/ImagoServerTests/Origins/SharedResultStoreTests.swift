@@ -62,6 +62,30 @@ struct SharedResultStoreTests {
         try await server.shutdown()
     }
 
+    @Test("a purge on any instance removes the source's answers from the store", .enabled(if: MotoServer.venv != nil))
+    func purge() async throws {
+        let (server, _) = try await ImageServiceOptionsTests.photoServer()
+        let moto = try await MotoServer(bucket: "results", objects: [:])
+        defer { moto.stop() }
+        let (firstMetrics, secondMetrics) = (ServiceMetrics(), ServiceMetrics())
+        let first = try Self.service(moto, metrics: firstMetrics)
+        let second = try Self.service(moto, metrics: secondMetrics)
+        // Given two answers of the photo and one of another source made by the first instance, in the store
+        for (options, path) in [("w:50/f:png", "/photo.jpg"), ("w:60/f:png", "/photo.jpg"), ("w:50/f:png", "/alpha.png")] {
+            #expect(await first.respond(to: ServiceRequest(path: ImageServiceOptionsTests.plain(options, server.url(path)))).status == 200)
+        }
+        await first.store?.waitForWrites()
+        // When the second instance, which made none of them, purges the photo
+        #expect(try await second.purge(source: server.url("/photo.jpg").absoluteString) == 2)
+        // Then it makes the photo's answer itself, while the other source's still comes from the store
+        _ = await second.respond(to: ServiceRequest(path: ImageServiceOptionsTests.plain("w:50/f:png", server.url("/photo.jpg"))))
+        _ = await second.respond(to: ServiceRequest(path: ImageServiceOptionsTests.plain("w:50/f:png", server.url("/alpha.png"))))
+        #expect(Self.value("imago_transformations_total", in: secondMetrics) == 1)
+        #expect(Self.value("imago_result_store_hits_total", in: secondMetrics) == 1)
+        #expect(Self.value("imago_result_store_errors_total", in: secondMetrics) == 0)
+        try await server.shutdown()
+    }
+
     @Test("the stored form reads back: metadata, bytes, and nothing from a damaged body")
     func storedForm() throws {
         let result = EncodedResult(
