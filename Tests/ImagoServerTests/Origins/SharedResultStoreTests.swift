@@ -19,6 +19,16 @@ struct SharedResultStoreTests {
         return try ImageService(configuration: configuration, metrics: metrics)
     }
 
+    /// The photo server, moto with a results bucket, and two instances storing there, each with its metrics.
+    static func twoInstancesOnOneStore() async throws -> (
+        TestImageServer, MotoServer, (ImageService, ServiceMetrics), (ImageService, ServiceMetrics)
+    ) {
+        let (server, _) = try await ImageServiceOptionsTests.photoServer()
+        let moto = try await MotoServer(bucket: "results", objects: [:])
+        let (firstMetrics, secondMetrics) = (ServiceMetrics(), ServiceMetrics())
+        return (server, moto, (try service(moto, metrics: firstMetrics), firstMetrics), (try service(moto, metrics: secondMetrics), secondMetrics))
+    }
+
     /// The value of a metric without labels in `metrics`' exposition.
     static func value(_ name: String, in metrics: ServiceMetrics) -> Double {
         let line = metrics.exposition(queueLength: 0).split(separator: "\n").first { $0.hasPrefix(name + " ") }
@@ -29,12 +39,8 @@ struct SharedResultStoreTests {
         "a second instance answers a variant the first made with no transformation; with the store down both answer",
         .enabled(if: MotoServer.venv != nil))
     func twoInstances() async throws {
-        let (server, _) = try await ImageServiceOptionsTests.photoServer()
-        let moto = try await MotoServer(bucket: "results", objects: [:])
+        let (server, moto, (first, firstMetrics), (second, secondMetrics)) = try await Self.twoInstancesOnOneStore()
         defer { moto.stop() }
-        let (firstMetrics, secondMetrics) = (ServiceMetrics(), ServiceMetrics())
-        let first = try Self.service(moto, metrics: firstMetrics)
-        let second = try Self.service(moto, metrics: secondMetrics)
         let path = ImageServiceOptionsTests.plain("w:50/f:png", server.url("/photo.jpg"))
 
         // When the first instance makes an answer and its write to the store lands
@@ -64,12 +70,8 @@ struct SharedResultStoreTests {
 
     @Test("a purge on any instance removes the source's answers from the store", .enabled(if: MotoServer.venv != nil))
     func purge() async throws {
-        let (server, _) = try await ImageServiceOptionsTests.photoServer()
-        let moto = try await MotoServer(bucket: "results", objects: [:])
+        let (server, moto, (first, _), (second, secondMetrics)) = try await Self.twoInstancesOnOneStore()
         defer { moto.stop() }
-        let (firstMetrics, secondMetrics) = (ServiceMetrics(), ServiceMetrics())
-        let first = try Self.service(moto, metrics: firstMetrics)
-        let second = try Self.service(moto, metrics: secondMetrics)
         // Given two answers of the photo and one of another source made by the first instance, in the store
         for (options, path) in [("w:50/f:png", "/photo.jpg"), ("w:60/f:png", "/photo.jpg"), ("w:50/f:png", "/alpha.png")] {
             #expect(await first.respond(to: ServiceRequest(path: ImageServiceOptionsTests.plain(options, server.url(path)))).status == 200)
