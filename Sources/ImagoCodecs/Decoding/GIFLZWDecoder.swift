@@ -3,11 +3,13 @@
 /// clear code (`1 << minimumCodeSize`) that resets the table and an end
 /// code after it (GIF89a, appendix F).
 ///
-/// The table keeps, for each code, the code of its string without the last
-/// index, that last index, the string's first index and its length, so
-/// that a string is written in one walk from its end, with no stack. A
-/// full table (4096 codes) takes no more entries until a clear code, as
-/// encoders that defer the clear expect.
+/// The table keeps, for each code, where its string was first written in
+/// the output and its length: a code's string is the previous code's
+/// string and the first index of the string after it, which the output
+/// holds right there. So a string is a copy from earlier in the output
+/// (LZ77-like), with no walk along prefixes. A full table (4096 codes)
+/// takes no more entries until a clear code, as encoders that defer the
+/// clear expect.
 struct GIFLZWDecoder {
     /// Why decoding stopped short of filling the output.
     enum Failure: Error, Equatable {
@@ -27,31 +29,25 @@ struct GIFLZWDecoder {
         _ data: UnsafeBufferPointer<UInt8>, minimumCodeSize: Int, into output: UnsafeMutableBufferPointer<UInt8>
     ) throws(Failure) {
         guard (1...8).contains(minimumCodeSize) else { throw .codeSize(minimumCodeSize) }
+        guard let base = output.baseAddress else { return }
         let clear = 1 << minimumCodeSize
         let end = clear + 1
-        let prefixes = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: maximumCodes)
-        let lasts = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: maximumCodes)
-        let firsts = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: maximumCodes)
-        let lengths = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: maximumCodes)
+        // Where each code's string starts in the output, and its length.
+        let starts = UnsafeMutableBufferPointer<Int32>.allocate(capacity: maximumCodes)
+        let lengths = UnsafeMutableBufferPointer<Int32>.allocate(capacity: maximumCodes)
         defer {
-            prefixes.deallocate()
-            lasts.deallocate()
-            firsts.deallocate()
+            starts.deallocate()
             lengths.deallocate()
-        }
-        for code in 0..<clear {
-            prefixes[code] = 0
-            lasts[code] = UInt8(truncatingIfNeeded: code)
-            firsts[code] = UInt8(truncatingIfNeeded: code)
-            lengths[code] = 1
         }
         var bits: UInt64 = 0
         var bitCount = 0
         var position = 0
         var width = minimumCodeSize + 1
         var next = clear + 2
-        // The code before this one, or -1 right after a clear.
-        var previous = -1
+        // Where the previous code's string was written and its length; a
+        // length of 0 right after a clear.
+        var previousStart = 0
+        var previousLength = 0
         var written = 0
         let count = output.count
         while written < count {
@@ -64,74 +60,51 @@ struct GIFLZWDecoder {
                 }
                 guard bitCount >= width else { break }
             }
-            let code = Int(bits & ((1 << UInt64(width)) - 1))
+            let code = Int(truncatingIfNeeded: bits & ((1 << UInt64(width)) &- 1))
             bits >>= UInt64(width)
-            bitCount -= width
+            bitCount &-= width
             if code == clear {
                 width = minimumCodeSize + 1
                 next = clear + 2
-                previous = -1
+                previousLength = 0
                 continue
             }
             if code == end { break }
-            guard previous >= 0 else {
+            let length: Int
+            if previousLength == 0 {
                 // The first code after a clear is a single index.
                 guard code < clear else { throw .invalidCode }
-                output[written] = UInt8(truncatingIfNeeded: code)
-                written += 1
-                previous = code
-                continue
-            }
-            let first: UInt8
-            if code < next {
-                first = firsts[code]
-                written = write(code, at: written, into: output, prefixes: prefixes, lasts: lasts, lengths: lengths)
-            } else if code == next {
-                // The string not yet in the table: the previous one and its
-                // own first index.
-                first = firsts[previous]
-                written = write(previous, at: written, into: output, prefixes: prefixes, lasts: lasts, lengths: lengths)
-                if written < count {
-                    output[written] = first
-                    written += 1
-                }
+                length = 1
             } else {
-                throw .invalidCode
+                if next < maximumCodes {
+                    // The entry for the previous string and the first index
+                    // of this one, which will follow it in the output.
+                    starts[next] = Int32(truncatingIfNeeded: previousStart)
+                    lengths[next] = Int32(truncatingIfNeeded: previousLength &+ 1)
+                    next &+= 1
+                    if next == 1 << width, width < 12 { width &+= 1 }
+                }
+                // The code just added is the one not yet in the table before
+                // it: the previous string and its own first index.
+                guard code < next else { throw .invalidCode }
+                length = code < clear ? 1 : Int(lengths[code])
             }
-            if next < maximumCodes {
-                prefixes[next] = UInt16(truncatingIfNeeded: previous)
-                lasts[next] = first
-                firsts[next] = firsts[previous]
-                lengths[next] = lengths[previous] &+ 1
-                next += 1
-                if next == 1 << width, width < 12 { width += 1 }
+            if code < clear {
+                base[written] = UInt8(truncatingIfNeeded: code)
+            } else {
+                // The string's copy ends at the first index written here when
+                // the code is the one just added: all but the last index are
+                // earlier in the output, and the last is read after them.
+                let source = base + Int(starts[code])
+                let target = base + written
+                let copied = min(length, count &- written)
+                for offset in 0..<min(copied, length &- 1) { target[offset] = source[offset] }
+                if copied == length { target[length &- 1] = source[length &- 1] }
             }
-            previous = code
+            previousStart = written
+            previousLength = length
+            written = min(count, written &+ length)
         }
         guard written == count else { throw .tooFewPixels(decoded: written) }
-    }
-
-    /// Writes the string of `code` at `start`, cut at the end of `output`;
-    /// returns where the next string starts (at most the end).
-    @inline(__always)
-    private static func write(
-        _ code: Int, at start: Int, into output: UnsafeMutableBufferPointer<UInt8>, prefixes: UnsafeMutableBufferPointer<UInt16>,
-        lasts: UnsafeMutableBufferPointer<UInt8>, lengths: UnsafeMutableBufferPointer<UInt16>
-    ) -> Int {
-        let length = Int(lengths[code])
-        var code = code
-        var position = start + length - 1
-        // Indices past the end are walked over, not written.
-        while position >= output.count {
-            code = Int(prefixes[code])
-            position -= 1
-        }
-        while position > start {
-            output[position] = lasts[code]
-            code = Int(prefixes[code])
-            position -= 1
-        }
-        output[start] = lasts[code]
-        return min(start + length, output.count)
     }
 }
