@@ -52,13 +52,21 @@ struct GIFLZWDecoder {
         let count = output.count
         while written < count {
             if bitCount < width {
-                // Whole bytes up to 56 bits, so that the shift never overflows.
-                while bitCount <= 56, position < data.count {
-                    bits |= UInt64(data[position]) << UInt64(bitCount)
-                    position += 1
-                    bitCount += 8
+                if let input = data.baseAddress, position &+ 8 <= data.count {
+                    // Eight bytes read at once; as many whole ones kept as fit.
+                    let word = UInt64(littleEndian: UnsafeRawPointer(input + position).loadUnaligned(as: UInt64.self))
+                    bits |= word << UInt64(bitCount)
+                    position &+= (63 &- bitCount) >> 3
+                    bitCount |= 56
+                } else {
+                    // Whole bytes up to 56 bits, so that the shift never overflows.
+                    while bitCount <= 56, position < data.count {
+                        bits |= UInt64(data[position]) << UInt64(bitCount)
+                        position += 1
+                        bitCount += 8
+                    }
+                    guard bitCount >= width else { break }
                 }
-                guard bitCount >= width else { break }
             }
             let code = Int(truncatingIfNeeded: bits & ((1 << UInt64(width)) &- 1))
             bits >>= UInt64(width)
@@ -97,9 +105,15 @@ struct GIFLZWDecoder {
                 // earlier in the output, and the last is read after them.
                 let source = base + Int(starts[code])
                 let target = base + written
-                let copied = min(length, count &- written)
-                for offset in 0..<min(copied, length &- 1) { target[offset] = source[offset] }
-                if copied == length { target[length &- 1] = source[length &- 1] }
+                if length <= 8, written &+ 8 <= count, source + 8 <= target {
+                    // Most strings are short: eight bytes copied at once, the
+                    // ones past the string overwritten by the strings after it.
+                    UnsafeMutableRawPointer(target).storeBytes(of: UnsafeRawPointer(source).loadUnaligned(as: UInt64.self), as: UInt64.self)
+                } else {
+                    let copied = min(length, count &- written)
+                    for offset in 0..<min(copied, length &- 1) { target[offset] = source[offset] }
+                    if copied == length { target[length &- 1] = source[length &- 1] }
+                }
             }
             previousStart = written
             previousLength = length

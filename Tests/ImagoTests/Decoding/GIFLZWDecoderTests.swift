@@ -1,3 +1,4 @@
+import ImagoCodecFixtures
 import Testing
 
 @testable import ImagoCodecs
@@ -74,6 +75,35 @@ struct GIFLZWDecoderTests {
         let data = Self.pack([4, 1, 2, 6, 6, 6, 5], minimumCodeSize: 2)
         let output = try Self.decode(data, minimumCodeSize: 2, count: 5)
         #expect(output == [1, 2, 1, 2, 1])
+    }
+
+    @Test("large frames compressed by giflib, of noise and of runs, at 4 and 8 bits, decode exactly", arguments: [4, 8])
+    func giflibFrames(bits: Int) throws {
+        let palette: [(UInt8, UInt8, UInt8)] = (0..<(1 << bits)).map { index in
+            let value = UInt8(index)
+            return (value, 255 - value, value / 2)
+        }
+        var state: UInt32 = 5
+        for run in [1, 3, 40] {
+            // Given 300x200 seeded indices in runs of up to `run`, written by giflib
+            var indices: [UInt8] = []
+            while indices.count < 300 * 200 {
+                state = state &* 1_664_525 &+ 1_013_904_223
+                let value = UInt8(truncatingIfNeeded: state >> 16) & UInt8((1 << bits) - 1)
+                indices += repeatElement(value, count: min(300 * 200 - indices.count, 1 + Int(state >> 26) % run))
+            }
+            let frame = FormatFixtures.GIFFrame(width: 300, height: 200, indices: indices)
+            let data = try FormatFixtures.gif(width: 300, height: 200, palette: palette, frames: [frame])
+            // When decoded
+            let image = try GIFDecoder().decode(data, options: ImageDecodingOptions())
+            // Then every pixel has its index's colour
+            let expected: [UInt8] = indices.flatMap { index -> [UInt8] in
+                let color = palette[Int(index)]
+                return [color.0, color.1, color.2, 255]
+            }
+            let wrong = zip(image.pixels, expected).reduce(0) { $0 + ($1.0 == $1.1 ? 0 : 1) }
+            #expect(image.pixels.count == expected.count && wrong == 0, "runs of up to \(run): \(wrong) bytes wrong")
+        }
     }
 
     @Test("damaged data is an error: a code past the next free one, a string first after a clear, too few pixels, a bad code size")
