@@ -98,10 +98,17 @@ final class GIFColorMapper {
                     let row = (y & 1) * rowLength
                     let next = rowLength - row
                     for slot in next..<(next + rowLength) { errors[slot] = 0 }
+                    // The error passed ahead, 7/16 of the last pixel's, in
+                    // 16ths: kept here rather than in `errors`, the shortest
+                    // way from one pixel to the next.
+                    var ahead: (Int32, Int32, Int32) = (0, 0, 0)
                     for count in 0..<width {
                         let x = forward ? count : width - 1 - count
                         let pixel = pixels[y * width + x]
-                        guard pixel != GIFPixels.transparent else { continue }
+                        guard pixel != GIFPixels.transparent else {
+                            ahead = (0, 0, 0)
+                            continue
+                        }
                         let red = Int32(pixel & 0xFF)
                         let green = Int32(pixel >> 8 & 0xFF)
                         let blue = Int32(pixel >> 16 & 0xFF)
@@ -116,12 +123,12 @@ final class GIFColorMapper {
                         opaqueCount &+= 1
                         let slot = row &+ (x &+ 1) &* 3
                         var carried = (
-                            (errors[slot] &* strength &+ 2048) >> 12, (errors[slot + 1] &* strength &+ 2048) >> 12,
-                            (errors[slot + 2] &* strength &+ 2048) >> 12
+                            ((errors[slot] &+ ahead.0) &* strength &+ 2048) >> 12, ((errors[slot + 1] &+ ahead.1) &* strength &+ 2048) >> 12,
+                            ((errors[slot + 2] &+ ahead.2) &* strength &+ 2048) >> 12
                         )
-                        if carried.0 &* carried.0 &+ carried.1 &* carried.1 &+ carried.2 &* carried.2 > threshold {
-                            carried = (carried.0 / 2, carried.1 / 2, carried.2 / 2)
-                        }
+                        // Selected rather than branched on: which way it goes is hard to predict.
+                        let damped = carried.0 &* carried.0 &+ carried.1 &* carried.1 &+ carried.2 &* carried.2 > threshold
+                        carried = (damped ? carried.0 / 2 : carried.0, damped ? carried.1 / 2 : carried.1, damped ? carried.2 / 2 : carried.2)
                         let target = (
                             min(255, max(0, red &+ carried.0)), min(255, max(0, green &+ carried.1)), min(255, max(0, blue &+ carried.2))
                         )
@@ -130,10 +137,8 @@ final class GIFColorMapper {
                         let entry = index &* 3
                         let error = (target.0 &- entries[entry], target.1 &- entries[entry + 1], target.2 &- entries[entry + 2])
                         // 7/16 ahead, 3/16 behind below, 5/16 below, 1/16 ahead below.
-                        let (ahead, below) = (slot &+ step, next &+ (x &+ 1) &* 3)
-                        errors[ahead] &+= error.0 &* 7
-                        errors[ahead + 1] &+= error.1 &* 7
-                        errors[ahead + 2] &+= error.2 &* 7
+                        ahead = (error.0 &* 7, error.1 &* 7, error.2 &* 7)
+                        let below = next &+ (x &+ 1) &* 3
                         errors[below - step] &+= error.0 &* 3
                         errors[below - step + 1] &+= error.1 &* 3
                         errors[below - step + 2] &+= error.2 &* 3
