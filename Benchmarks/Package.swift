@@ -89,7 +89,9 @@ let package = Package(
             dependencies: ["CacheWorkloads", .product(name: "Imago", package: "Imago")]
         ),
         // Prints a 100-frame GIF resized by the pipeline next to gifsicle's
-        // resize of it, in one run, with each one's peak memory.
+        // resize of it, in one run, for a source of one palette and one of a
+        // palette a frame, with each one's peak memory, Imago's stages and
+        // the outputs' quality.
         .executableTarget(
             name: "AnimationResize",
             dependencies: ["CacheWorkloads", .product(name: "Imago", package: "Imago")]

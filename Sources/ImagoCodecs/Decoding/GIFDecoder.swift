@@ -118,21 +118,30 @@ final class GIFFrameSource: AnimationFrameSource {
     }
 
     private func draw(_ frame: GIFReader.Frame) throws(ImageDecodingError) {
+        // Each index's RGBA pixel as it lies in memory; 0 (a pixel no
+        // opaque colour has) for the transparent index and those past the
+        // table, which leave the canvas as it is.
         let palette = Self.palette(frame.colorMap)
-        var line = [UInt8](repeating: 0, count: frame.width)
+        var pixels = [UInt32](repeating: 0, count: 256)
+        for index in 0..<min(256, palette.count / 3) where index != frame.transparentIndex {
+            let (red, green, blue) = (UInt32(palette[index * 3]), UInt32(palette[index * 3 + 1]), UInt32(palette[index * 3 + 2]))
+            pixels[index] = UInt32(littleEndian: red | green << 8 | blue << 16 | 0xFF00_0000)
+        }
+        let indices = try reader.readPixels(count: frame.width * frame.height)
         let columns = clipped(frame.left, frame.width, width)
-        for row in GIFReader.rowOrder(height: frame.height, interlaced: frame.interlaced) {
-            try reader.readLine(&line)
+        for (stored, row) in GIFReader.rowOrder(height: frame.height, interlaced: frame.interlaced).enumerated() {
             let y = frame.top + row
-            guard y >= 0, y < height else { continue }
-            for x in columns {
-                let index = Int(line[x - frame.left])
-                guard index != frame.transparentIndex, index * 3 < palette.count else { continue }
-                let target = (y * width + x) * 4
-                canvas[target] = palette[index * 3]
-                canvas[target + 1] = palette[index * 3 + 1]
-                canvas[target + 2] = palette[index * 3 + 2]
-                canvas[target + 3] = 255
+            guard y >= 0, y < height, !columns.isEmpty else { continue }
+            let (first, offset) = (y * width + columns.lowerBound, stored * frame.width + columns.lowerBound - frame.left)
+            canvas.withUnsafeMutableBytes { canvas in
+                indices.withUnsafeBufferPointer { indices in
+                    pixels.withUnsafeBufferPointer { pixels in
+                        for x in 0..<columns.count {
+                            let pixel = pixels[Int(indices[offset + x])]
+                            if pixel != 0 { canvas.storeBytes(of: pixel, toByteOffset: (first + x) * 4, as: UInt32.self) }
+                        }
+                    }
+                }
             }
         }
     }
@@ -263,10 +272,29 @@ package final class GIFReader {
         while block != nil { try check(DGifGetCodeNext(file, &block)) }
     }
 
-    /// Decodes the current frame's next row (in stored order) into `line`.
-    func readLine(_ line: inout [UInt8]) throws(ImageDecodingError) {
-        let count = Int32(line.count)
-        try check(line.withUnsafeMutableBufferPointer { DGifGetLine(file, $0.baseAddress, count) })
+    /// Decodes the current frame's `count` pixels (its width times its
+    /// height), as colour indices in stored row order. giflib hands over
+    /// the compressed sub-blocks; GIFLZWDecoder decompresses them.
+    func readPixels(count: Int) throws(ImageDecodingError) -> [UInt8] {
+        var codeSize: Int32 = 0
+        var block: UnsafeMutablePointer<GifByteType>?
+        var data: [UInt8] = []
+        try check(DGifGetCode(file, &codeSize, &block))
+        while let current = block {
+            data.append(contentsOf: UnsafeBufferPointer(start: current + 1, count: Int(current[0])))
+            try check(DGifGetCodeNext(file, &block))
+        }
+        var indices = [UInt8](repeating: 0, count: count)
+        do {
+            try data.withUnsafeBufferPointer { (data) throws(GIFLZWDecoder.Failure) in
+                try indices.withUnsafeMutableBufferPointer { (indices) throws(GIFLZWDecoder.Failure) in
+                    try GIFLZWDecoder.decode(data, minimumCodeSize: Int(codeSize), into: indices)
+                }
+            }
+        } catch {
+            throw ImageDecodingError(code: .corrupt, format: .gif, detail: "image data: \(error)")
+        }
+        return indices
     }
 
     /// The canvas rows in the order a frame stores them: interlaced frames

@@ -10,9 +10,16 @@ import Foundation
 /// ```
 ///
 /// Colours: a frame of at most 256 colours (transparency counting as one)
-/// keeps them exactly, with no dithering; one of more is quantised to 256 by
-/// libimagequant with Floyd–Steinberg dithering (``dithering``). Each frame
-/// has its own colour table (the first frame's is the global one).
+/// keeps them exactly, with no dithering. A still image of more is
+/// quantised to 256 by libimagequant with Floyd–Steinberg dithering
+/// (``dithering``). In an animation, libimagequant makes 255 colours (the
+/// 256th index is transparency) from the first frame of more than 256, and
+/// the frames after it are mapped to that palette by ``GIFColorMapper``
+/// (serpentine Floyd–Steinberg), so that they need no table of their own
+/// and one run of the quantiser serves many frames. A frame that the
+/// palette fits badly (a new scene: its error without dithering is well
+/// above what the palette had on the frame it was made from) gets a palette
+/// of its own, which the frames after it share in turn.
 ///
 /// Transparency: GIF has one bit of alpha, so a pixel with alpha under 128
 /// is transparent and any other is opaque.
@@ -87,6 +94,20 @@ final class GIFAnimationWriter: AnimationWriting {
     /// What a viewer shows before the pending frame is drawn; `nil` before
     /// the first frame (all transparent).
     private var canvas: [UInt32]?
+    /// The global colour table, once the first frame is written.
+    private var globalColors: [(red: UInt8, green: UInt8, blue: UInt8)]?
+    /// The palette that frames of more than 256 colours are mapped to, and
+    /// its error on the frame it was made from (``GIFColorMapper/Mapping``).
+    private var shared: (mapper: GIFColorMapper, fit: Double)?
+
+    /// Whether the shared palette still fits a frame on which its mean
+    /// squared error (without dithering) is `error`, having been `fit` on
+    /// the frame it was made from: at most a level and three quarters a
+    /// channel worse (9 in squared RGB distance), or a tenth on frames it
+    /// fits loosely (grain or noise changing the error from frame to frame).
+    /// More shows: the colours it lacks cannot be dithered from the ones it
+    /// has, and whole areas shift colour.
+    static func acceptsSharedPalette(error: Double, fit: Double) -> Bool { error <= max(fit + 9, fit * 1.1) }
 
     init(frameSize: ImageSize, loopCount: Int, quantiser: GIFPalette.Quantiser, isStill: Bool) throws(ImageEncodingError) {
         input = try AnimationInput(
@@ -151,10 +172,12 @@ final class GIFAnimationWriter: AnimationWriting {
         if isFirst {
             try file.putScreen(width: width, height: height, colors: palette.colors)
             if loopCount != 1 { try file.putLoopExtension(repetitions: max(0, loopCount - 1)) }
+            globalColors = palette.colors
         }
+        let usesGlobalColors = globalColors?.elementsEqual(palette.colors) { $0 == $1 } ?? false
         let disposal = cleared == nil ? DISPOSE_DO_NOT : DISPOSE_BACKGROUND
         let needsControl = !isStill || palette.transparentIndex != nil
-        try file.putFrame(rect, palette: palette, usesGlobalColors: isFirst, control: needsControl ? (frame.delay, disposal) : nil)
+        try file.putFrame(rect, palette: palette, usesGlobalColors: usesGlobalColors, control: needsControl ? (frame.delay, disposal) : nil)
         var after = pixels
         if cleared != nil {
             for y in rect.y..<(rect.y + rect.height) {
@@ -187,6 +210,17 @@ final class GIFAnimationWriter: AnimationWriting {
         // keeping them transparent took the 256th.
         let whole = cut(keeping: false)
         if !whole.contains(GIFPixels.transparent), let exact = GIFPalette.exact(whole) { return exact }
-        return try GIFPalette.quantised(drawn, width: rect.width, height: rect.height, with: quantiser)
+        if isStill { return try GIFPalette.quantised(drawn, width: rect.width, height: rect.height, with: quantiser) }
+        if let (mapper, fit) = shared {
+            let mapping = mapper.map(drawn, width: rect.width, height: rect.height, dithering: quantiser.dithering)
+            if Self.acceptsSharedPalette(error: mapping.meanSquaredError, fit: fit) { return mapping.palette }
+        }
+        // A new shared palette, made from the whole frame rather than the
+        // changed rectangle, so that it fits the frames after this one too.
+        let colors = try GIFPalette.colors(of: pixels, width: width, height: frameSize.height, maximum: 255, with: quantiser)
+        let mapper = GIFColorMapper(colors: colors)
+        let mapping = mapper.map(drawn, width: rect.width, height: rect.height, dithering: quantiser.dithering)
+        shared = (mapper, mapping.meanSquaredError)
+        return mapping.palette
     }
 }

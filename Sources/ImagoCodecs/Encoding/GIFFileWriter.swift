@@ -12,6 +12,8 @@ final class GIFFileWriter {
     private let sink = Sink()
     /// Open until ``close()``; giflib frees it on closing.
     private var file: UnsafeMutablePointer<GifFileType>?
+    /// The LZW code size of frames that use the global colour table.
+    private var globalCodeSize = 2
 
     init() throws(ImageEncodingError) {
         var status: Int32 = 0
@@ -39,6 +41,7 @@ final class GIFFileWriter {
         try Self.withColorMap(colors) { (map) throws(ImageEncodingError) in
             try check(EGifPutScreenDesc(file, Int32(width), Int32(height), 8, 0, map), "writing the screen descriptor")
         }
+        globalCodeSize = Self.codeSize(colorCount: colors.count)
     }
 
     /// The NETSCAPE2.0 application extension: the animation is repeated
@@ -54,7 +57,8 @@ final class GIFFileWriter {
 
     /// One frame: a graphic control extension (if `control` is given),
     /// the image descriptor with a local colour table unless `usesGlobalColors`,
-    /// and the LZW-compressed indices.
+    /// and the indices compressed by ``GIFLZWEncoder`` (giflib writes the
+    /// code size byte with the descriptor, and then the blocks as they are).
     func putFrame(
         _ rect: GIFRect, palette: GIFPalette, usesGlobalColors: Bool, control: (delay: Int, disposal: Int32)?
     ) throws(ImageEncodingError) {
@@ -78,9 +82,28 @@ final class GIFFileWriter {
         } else {
             try Self.withColorMap(palette.colors, putDescriptor)
         }
-        // giflib masks the indices in place to the table's bit depth: a copy.
-        var indices = palette.indices
-        try check(EGifPutLine(file, &indices, Int32(indices.count)), "compressing a frame")
+        let codeSize = usesGlobalColors ? globalCodeSize : Self.codeSize(colorCount: palette.colors.count)
+        let blocks = palette.indices.withUnsafeBufferPointer { GIFLZWEncoder.encode($0, codeSize: codeSize) }
+        // giflib writes each block as it is (its length byte first), then
+        // the empty block that ends the data.
+        try blocks.withUnsafeBufferPointer { (blocks) throws(ImageEncodingError) in
+            guard let base = blocks.baseAddress else { return }
+            var offset = 0
+            while offset < blocks.count {
+                try check(EGifPutCodeNext(file, base + offset), "writing a frame's image data")
+                offset += Int(base[offset]) + 1
+            }
+        }
+        try check(EGifPutCodeNext(file, nil), "writing a frame's image data")
+    }
+
+    /// The LZW code size of a frame whose colour table holds `colorCount`
+    /// colours: the bits of the table's size (a power of two, see
+    /// ``withColorMap(_:_:)``), 2 at least, as giflib writes it.
+    private static func codeSize(colorCount: Int) -> Int {
+        var bits = 1
+        while 1 << bits < colorCount { bits += 1 }
+        return max(2, bits)
     }
 
     /// Writes the trailer and returns the file's bytes. The writer is closed

@@ -80,6 +80,16 @@ struct GIFPalette {
         return GIFPalette(colors: colors, indices: indices, transparentIndex: transparent)
     }
 
+    /// At most `maximum` opaque colours chosen by libimagequant for the
+    /// pixels, which are not remapped: a palette for ``GIFColorMapper``.
+    static func colors(
+        of pixels: [UInt32], width: Int, height: Int, maximum: Int, with quantiser: Quantiser
+    ) throws(ImageEncodingError) -> [(red: UInt8, green: UInt8, blue: UInt8)] {
+        try quantising(pixels, width: width, height: height, maximum: maximum, with: quantiser) { (_, result) throws(ImageEncodingError) in
+            try Self.entries(of: result).filter { $0.a >= 128 }.map { (red: $0.r, green: $0.g, blue: $0.b) }
+        }
+    }
+
     /// Calls `body` with libimagequant's image of the pixels and its
     /// quantisation to at most `maximum` colours.
     private static func quantising<Result>(

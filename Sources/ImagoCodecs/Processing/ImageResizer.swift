@@ -108,6 +108,9 @@ public enum ImageResizer {
         for index in 0..<row.count { row[index] = Float(bytes[index]) }
         guard alpha >= 0 else { return }
         for pixel in stride(from: 0, to: row.count, by: channels) {
+            // An opaque pixel's coverage is exactly 1: multiplying would
+            // change nothing, and most pixels are opaque.
+            guard bytes[pixel + alpha] != 255 else { continue }
             let coverage = row[pixel + alpha] / 255
             for channel in 0..<alpha { row[pixel + channel] *= coverage }
         }
@@ -119,6 +122,9 @@ public enum ImageResizer {
         if alpha >= 0 {
             for pixel in stride(from: 0, to: sums.count, by: channels) {
                 let coverage = sums[pixel + alpha] / 255
+                // Dividing by a coverage of exactly 1 (opaque pixels, mostly)
+                // would change nothing.
+                guard coverage != 1 else { continue }
                 for channel in 0..<alpha { sums[pixel + channel] = coverage > 0 ? sums[pixel + channel] / coverage : 0 }
             }
         }

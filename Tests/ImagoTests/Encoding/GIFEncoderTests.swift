@@ -137,7 +137,7 @@ struct GIFEncoderTests {
         #expect(info.contains("disposal background"), "\(info)")
     }
 
-    @Test("a photo animation is quantised frame by frame and stays close")
+    @Test("a photo animation of shifting colours is quantised and stays close")
     func quantisedAnimation() throws {
         let frames = AnimationSamples.photoFrames(frameCount: 4)
         let data = try GIFEncoder().encode(frames: frames, durations: Array(repeating: 0.05, count: 4), loopCount: 0)
