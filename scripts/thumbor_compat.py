@@ -285,7 +285,6 @@ ACCEPTED = {
     "/unsafe/300x200/filters:blur(0)/{o}/land.jpg": (400, BAD_ARGUMENT),
     f"/unsafe/300x200/filters:watermark({W},10,10)/{{o}}/land.jpg": (400, BAD_ARGUMENT + " (no alpha)"),
     "/unsafe/300x200/filters:quality(50)grayscale()/{o}/land.jpg": (400, BAD_ARGUMENT + " (no ':' between filters)"),
-    "/unsafe/300x200/filters:format(gif)/{o}/port.jpg": (200, "GIF palettes differ: Imago's libimagequant against Pillow's, each dithered"),
     "/unsafe/300x200/filters:format(jpeg)/{o}/alpha.png": (200, WHITE),
     "/unsafe/120x80/filters:format(webp)/{o}/anim.gif": (200, "thumbor answers an animated GIF as GIF whatever format() asks; Imago "
                                                               "answers the animated WebP asked for, durations kept"),
