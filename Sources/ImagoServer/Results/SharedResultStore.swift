@@ -25,14 +25,16 @@ final class SharedResultStore: Sendable {
     private let writes = DispatchGroup()
     /// How long a failed store is left alone.
     static let pause: Duration = .seconds(10)
-    static let timeout: Duration = .seconds(5)
+    /// How long one request may take.
+    private let timeout: Duration
 
-    init(location: URL, storage: ObjectStorage, metrics: ServiceMetrics, logger: Logger) {
+    init(location: URL, storage: ObjectStorage, timeout: Duration, metrics: ServiceMetrics, logger: Logger) {
         self.location = location
+        self.timeout = timeout
         self.metrics = metrics
         self.logger = logger
         let http = HTTPDataLoader(
-            configuration: .init(connectTimeout: .seconds(1), requestTimeout: Self.timeout, maximumRedirects: 0, userAgent: "Imago"))
+            configuration: .init(connectTimeout: timeout, requestTimeout: timeout, maximumRedirects: 0, userAgent: "Imago"))
         loader = ObjectStorageLoader(settings: storage, http: http)
     }
 
@@ -65,7 +67,7 @@ final class SharedResultStore: Sendable {
         Task.detached { [self] in
             defer { writes.leave() }
             do {
-                try await loader.put(body, to: url, timeout: Self.timeout)
+                try await loader.put(body, to: url, timeout: timeout)
             } catch {
                 failed("PUT \(url.absoluteString): \(error)")
             }
@@ -98,10 +100,10 @@ final class SharedResultStore: Sendable {
         guard let bucket = location.host else { return 0 }
         let prefix = keyPrefix + Self.digest(source) + "/"
         do {
-            let keys = try await loader.list(bucket: bucket, prefix: prefix, timeout: Self.timeout)
+            let keys = try await loader.list(bucket: bucket, prefix: prefix, timeout: timeout)
             for key in keys {
                 guard let url = URL(string: "s3://\(bucket)/" + key) else { continue }
-                try await loader.delete(url, timeout: Self.timeout)
+                try await loader.delete(url, timeout: timeout)
             }
             return keys.count
         } catch {

@@ -98,6 +98,9 @@ extension ImageService {
         /// `s3://bucket/prefix`: answers are kept there too, for every
         /// instance, in ``objectStorage`` (which must be set); nil for none.
         public var resultStore: URL?
+        /// How long one request to the result store may take, connecting
+        /// included, before the store counts as failing and is skipped.
+        public var resultStoreTimeout: Duration = .seconds(5)
 
         public init(
             signing: URLSigning? = nil,
