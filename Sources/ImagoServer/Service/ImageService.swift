@@ -113,8 +113,10 @@ public final class ImageService: Sendable {
         parser = ProcessingOptions.Parser(presets: configuration.presets, allowsSourceLimits: configuration.allowsSourceLimits)
         watermark = configuration.watermark.map(Watermark.init)
         store = configuration.resultStore.flatMap { location in
-            configuration.objectStorage.map { SharedResultStore(
-                    location: location, storage: $0, timeout: configuration.resultStoreTimeout, metrics: metrics, logger: logger) }
+            configuration.objectStorage.map {
+                SharedResultStore(
+                    location: location, storage: $0, timeout: configuration.resultStoreTimeout, metrics: metrics, logger: logger)
+            }
         }
         results = ResultCache(
             costLimit: configuration.resultCacheSize, lifetime: configuration.resultLifetime, disk: resultsOnDisk, diskThreads: pipeline.diskThreads
