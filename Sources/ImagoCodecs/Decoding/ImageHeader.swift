@@ -5,7 +5,8 @@ import Foundation
 public struct ImageHeader: Sendable, Equatable {
     /// The format the data sniffs as.
     public var format: ImageFormat
-    /// The size as stored (a TIFF's first page, an ICO's largest image);
+    /// The size as stored (a TIFF's first page, an ICO's largest image, an
+    /// SVG's intrinsic size, which it may be rendered larger than);
     /// nil for a format whose header is not read here (AVIF, HEIC, JPEG
     /// XL) or a header that does not parse.
     public var storedSize: ImageSize?
