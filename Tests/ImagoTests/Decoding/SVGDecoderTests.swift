@@ -146,6 +146,24 @@ struct SVGDecoderTests {
         #expect(pixel[0] == 255 && abs(Int(pixel[1]) - 128) <= 1 && pixel[2] == 0, "\(pixel)")
     }
 
+    @Test("an ImageRequest for an SVG URL decodes with the default decoders, rendered at its target size")
+    func pipelineRequest() async throws {
+        // Given a pipeline with the default decoders and a loader serving the document
+        let loader = MockDataLoader()
+        let url = URL(string: "https://images.example/flag.svg")!
+        loader.setReply(.init(data: Self.flag), for: url)
+        let pipeline = ImagePipeline(configuration: .init(dataLoader: loader, imageCache: nil, trimsMemoryOnPressure: false))
+
+        // When it is asked for at twice, then half, its size
+        let large = try await pipeline.image(for: ImageRequest(url: url, targetSize: ImageSize(width: 80, height: 80), contentMode: .fit))
+        let small = try await pipeline.image(for: ImageRequest(url: url, targetSize: ImageSize(width: 20, height: 20), contentMode: .fit))
+
+        // Then each is rendered at that size, the edges sharp
+        #expect(large.image.size == ImageSize(width: 80, height: 40))
+        #expect(Self.pixel(large.image, 19, 20) == Self.blue && Self.pixel(large.image, 20, 20) == Self.red)
+        #expect(small.image.size == ImageSize(width: 20, height: 10))
+    }
+
     @Test("text is drawn (with the system's fonts)")
     func text() throws {
         let data = Self.svg("<text x=\"2\" y=\"16\" font-size=\"16\" fill=\"black\">Hi</text>")
