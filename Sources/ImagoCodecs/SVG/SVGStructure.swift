@@ -3,54 +3,87 @@ import Foundation
 /// What rendering an SVG document will cost, read from its elements
 /// without rendering it, for ``SVGDecoder/Limits`` to bound: how many
 /// elements it draws once every reference is followed, how many filter
-/// primitives run, how deep it nests, and the images it embeds.
+/// primitives run, how much text is laid out, how deep it nests, the
+/// images it embeds, and filter parameters librsvg cannot take.
 ///
 /// A reference is a link to a fragment (`<use href="#a">`, `<feImage>`,
 /// a gradient's or pattern's `href`) or a `url(#a)` in an attribute or a
 /// `style`. Following one draws the element it names again, with its
 /// content and its own references: ten `<use>`s of a group of ten
 /// `<use>`s of ... nine levels down draw a billion elements ("billion
-/// laughs" without entities), which ``drawnElementCount`` counts before
-/// librsvg starts. A reference that comes back to an element being drawn
+/// laughs" without entities), which ``cost`` counts before librsvg
+/// starts. A marker is drawn at every vertex of the shape that refers to
+/// it: its cost is multiplied by the shape's numbers (a bound on its
+/// vertices). A reference that comes back to an element being drawn
 /// counts nothing, as librsvg draws nothing for it. A `url(#a)` in a
-/// `<style>` sheet may apply to every element, and is counted so.
+/// `<style>` sheet may apply to every element (a marker, to every vertex),
+/// and is counted so.
 struct SVGStructure {
+    /// What drawing an element (or the document) costs, counted in three
+    /// measures; each at most ``SVGStructure/countLimit``.
+    struct Cost: Equatable {
+        /// Elements drawn.
+        var elements = 0
+        /// Filter primitives run.
+        var filterRuns = 0
+        /// Text laid out: a text node of n characters costs (n + 64)²,
+        /// as librsvg 2.54's layout time grows with the square of a node's
+        /// length, and a short node costs about as much as 64 characters.
+        var text = 0
+
+        /// The sum, each measure at most the count limit.
+        static func + (left: Cost, right: Cost) -> Cost {
+            Cost(
+                elements: min(left.elements + right.elements, countLimit), filterRuns: min(left.filterRuns + right.filterRuns, countLimit),
+                text: min(left.text + right.text, countLimit))
+        }
+
+        /// `times` times the cost, each measure at most the count limit.
+        func times(_ times: Int) -> Cost {
+            Cost(elements: product(elements, times), filterRuns: product(filterRuns, times), text: product(text, times))
+        }
+
+        /// The cost at the count limit in every measure.
+        static let limit = Cost(elements: countLimit, filterRuns: countLimit, text: countLimit)
+    }
+
     /// The size the root element declares.
     var intrinsicSize = SVGIntrinsicSize(width: 300, height: 150)
     var elementCount = 0
     /// The deepest nesting of elements, the root at 1.
     var depth = 0
-    /// Elements drawn, each drawn again for every reference to it (or to
-    /// an element holding it); at most ``countLimit``.
-    var drawnElementCount = 0
-    /// Filter primitives run, counted as elements are; at most ``countLimit``.
-    var filterPrimitiveRuns = 0
+    /// What drawing the document costs, every reference followed.
+    var cost = Cost()
     /// The images embedded as data URLs in `href`s, decoded, once each.
     var embeddedImages: [Data] = []
+    /// Why librsvg cannot draw the document, when a filter primitive has
+    /// parameters it cannot take; nil when none has.
+    var unsupportedFilter: String?
 
     /// Where the counts stop: past any limit, and far from overflow.
     static let countLimit = 1 << 40
+    /// The most octaves of `feTurbulence`: each costs a pass over the
+    /// region, and past ten they change nothing an 8-bit pixel shows.
+    static let maximumOctaves = 10
+    /// The most taps of an `feConvolveMatrix` (its order's product):
+    /// librsvg 2.54 aborts the process on a larger kernel.
+    static let maximumConvolveTaps = 400
 
-    /// The filter primitives: each runs over its region once a use.
-    private static let filterPrimitives: Set<Substring> = [
-        "feBlend", "feColorMatrix", "feComponentTransfer", "feComposite", "feConvolveMatrix", "feDiffuseLighting", "feDisplacementMap",
-        "feDropShadow", "feFlood", "feGaussianBlur", "feImage", "feMerge", "feMorphology", "feOffset", "feSpecularLighting", "feTile",
-        "feTurbulence",
-    ]
-
-    /// Paint servers a style sheet may apply everywhere at no cost beyond the paint.
-    private static let paintServers: Set<Substring> = ["linearGradient", "radialGradient", "solidcolor"]
-
-    /// The elements as read: parent, id, references.
-    private struct Element {
+    /// The elements as read: name, children, references, vertices, own cost.
+    struct Element {
         var name: Substring
         var children: [Int] = []
         var references: [String] = []
+        /// The numbers of its `d` or `points`: at least its vertices, where
+        /// markers are drawn.
+        var vertices = 0
+        /// What drawing it costs, its content and references left out.
+        var cost = Cost(elements: 1)
     }
 
     /// Reads `data`, which the sanitiser has written (so well formed);
-    /// stops reading, with the counts at their limit, once it holds more
-    /// than `maximumElementCount` elements.
+    /// stops reading, with the cost at its limit, once it holds more than
+    /// `maximumElementCount` elements.
     init(scanning data: Data, maximumElementCount: Int = .max) throws(XMLSyntaxError) {
         var tokenizer = XMLTokenizer(data)
         var elements: [Element] = []
@@ -59,16 +92,18 @@ struct SVGStructure {
         var sheetReferences: [String] = []
         var embedded = Set<String>()
         var inStyle = false
+        var textDepth = 0
         while let token = try tokenizer.next() {
             switch token {
             case .startTag(let tag):
                 if elements.isEmpty { intrinsicSize = SVGIntrinsicSize(root: tag) }
                 guard elements.count < maximumElementCount else {
-                    (elementCount, drawnElementCount, filterPrimitiveRuns) = (elements.count + 1, Self.countLimit, Self.countLimit)
+                    (elementCount, cost) = (elements.count + 1, .limit)
                     return
                 }
                 let index = elements.count
                 var element = Element(name: tag.localName)
+                read(tag, into: &element)
                 for attribute in tag.attributes {
                     if attribute.localName == "id", ids[attribute.value] == nil { ids[attribute.value] = index }
                     if attribute.localName == "href", tag.localName != "a" {
@@ -87,59 +122,79 @@ struct SVGStructure {
                     open.append(index)
                     depth = max(depth, open.count)
                     inStyle = tag.localName == "style"
+                    if tag.localName == "text" { textDepth += 1 }
                 }
             case .endTag:
-                open.removeLast()
+                if let closed = open.popLast(), elements[closed].name == "text" { textDepth -= 1 }
                 inStyle = false
             case .text(let text, _) where inStyle:
                 sheetReferences += CSSSanitizer.fragmentReferences(in: text)
+            case .text(let text, _) where textDepth > 0:
+                if let parent = open.last {
+                    let length = text.unicodeScalars.count + 64
+                    elements[parent].cost.text = min(elements[parent].cost.text + Self.product(length, length), Self.countLimit)
+                }
             default:
                 break
             }
         }
         elementCount = elements.count
-        count(elements, ids: ids, sheetReferences: sheetReferences)
+        cost = Self.cost(of: elements, ids: ids, sheetReferences: sheetReferences)
     }
 
-    /// Counts what the root draws, following references depth first
-    /// (without recursion: a chain of references may be long).
-    private mutating func count(_ elements: [Element], ids: [String: Int], sheetReferences: [String]) {
-        guard !elements.isEmpty else { return }
-        let edges = elements.map { element in element.children + element.references.compactMap { ids[$0] } }
-        // 0: not reached, 1: being drawn, 2: counted.
-        var state = [UInt8](repeating: 0, count: elements.count)
-        var drawn = [Int](repeating: 0, count: elements.count)
-        var runs = [Int](repeating: 0, count: elements.count)
-        var stack: [(element: Int, edge: Int)] = [(0, 0)]
-        state[0] = 1
-        while let (element, edge) = stack.last {
-            if edge < edges[element].count {
-                stack[stack.count - 1].edge += 1
-                let next = edges[element][edge]
-                if state[next] == 0 {
-                    state[next] = 1
-                    stack.append((next, 0))
-                }
-                continue
+    /// Takes what `tag`'s own attributes say about its cost: the vertices
+    /// of a shape, a filter primitive's run, and parameters librsvg cannot
+    /// take (the first is kept).
+    private mutating func read(_ tag: XMLStartTag, into element: inout Element) {
+        switch tag.localName {
+        case "path", "polyline", "polygon":
+            element.vertices = Self.numberCount(tag.value(of: tag.localName == "path" ? "d" : "points") ?? "")
+        case "line":
+            element.vertices = 2
+        case "feTurbulence":
+            let octaves = tag.value(of: "numOctaves").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 1
+            if octaves > Double(Self.maximumOctaves), unsupportedFilter == nil {
+                unsupportedFilter = "feTurbulence has numOctaves=\(octaves), over the limit of \(Self.maximumOctaves)"
             }
-            var elementDrawn = 1
-            var elementRuns = Self.filterPrimitives.contains(elements[element].name) ? 1 : 0
-            for next in edges[element] where state[next] == 2 {
-                elementDrawn = min(elementDrawn + drawn[next], Self.countLimit)
-                elementRuns = min(elementRuns + runs[next], Self.countLimit)
+        case "feConvolveMatrix":
+            let order = (tag.value(of: "order") ?? "3").split { $0 == " " || $0 == "," || $0 == "\t" || $0 == "\n" }.map { Double($0) ?? 0 }
+            let taps = (order.first ?? 3) * (order.count > 1 ? order[1] : order.first ?? 3)
+            if !(taps <= Double(Self.maximumConvolveTaps)), unsupportedFilter == nil {
+                unsupportedFilter = "feConvolveMatrix has order=\(tag.value(of: "order") ?? ""), over librsvg's \(Self.maximumConvolveTaps) taps"
             }
-            (drawn[element], runs[element], state[element]) = (elementDrawn, elementRuns, 2)
-            stack.removeLast()
+        default:
+            break
         }
-        drawnElementCount = drawn[0]
-        filterPrimitiveRuns = runs[0]
-        // A style sheet's reference may apply to every element.
-        for target in sheetReferences.compactMap({ ids[$0] }) where !Self.paintServers.contains(elements[target].name) {
-            let (moreDrawn, drawnOverflow) = drawn[target].multipliedReportingOverflow(by: elements.count)
-            let (moreRuns, runsOverflow) = runs[target].multipliedReportingOverflow(by: elements.count)
-            drawnElementCount = drawnOverflow ? Self.countLimit : min(drawnElementCount + moreDrawn, Self.countLimit)
-            filterPrimitiveRuns = runsOverflow ? Self.countLimit : min(filterPrimitiveRuns + moreRuns, Self.countLimit)
+        if Self.filterPrimitives.contains(tag.localName) { element.cost.filterRuns = 1 }
+    }
+
+    /// `a` times `b`, at most ``countLimit``.
+    static func product(_ a: Int, _ b: Int) -> Int {
+        let (product, overflow) = a.multipliedReportingOverflow(by: b)
+        return overflow ? countLimit : min(product, countLimit)
+    }
+
+    /// How many numbers `text` holds (runs of digits, a `.` starting a new
+    /// one after another `.`, as path data packs them: `1.5.5` is two).
+    static func numberCount(_ text: String) -> Int {
+        var count = 0
+        var inNumber = false
+        var hasPoint = false
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if !inNumber { (count, inNumber, hasPoint) = (count + 1, true, false) }
+            case UInt8(ascii: "."):
+                if !inNumber || hasPoint { (count, inNumber) = (count + 1, true) }
+                hasPoint = true
+            case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                // An exponent continues the number.
+                break
+            default:
+                inNumber = false
+            }
         }
+        return count
     }
 
     /// The bytes a `data:` URL holds (base64 or percent-encoded); nil for
