@@ -16,8 +16,10 @@ import Foundation
 ///   no DOCTYPE entities (XXE and "billion laughs" are refused), scripts,
 ///   foreign content, or links other than fragments and image data URLs;
 /// - measured (``SVGStructure``): refused past the limits on elements
-///   drawn (every `<use>` and `url(#)` followed), nesting and filter
-///   primitive runs, and for an embedded image whose header declares more
+///   drawn (every `<use>`, `url(#)` and marker followed), nesting, filter
+///   primitive runs and text, for filter parameters librsvg cannot take
+///   (an `feConvolveMatrix` past 400 taps aborts it; `feTurbulence` past
+///   10 octaves), and for an embedded image whose header declares more
 ///   than ``ImageDecodingOptions/maximumPixelCount`` pixels (all of them
 ///   together, too);
 /// - refused if its intrinsic size or the render size declares more
@@ -25,10 +27,13 @@ import Foundation
 ///
 /// librsvg then reads it from memory without a base URL, so it can load
 /// nothing but `data:` URLs, and with libxml2's own limits on (no
-/// `RSVG_HANDLE_FLAG_UNLIMITED`). librsvg has no way to stop a render
-/// once started: the bound on its time is these counts, which make a
-/// render's work roughly proportional to the elements drawn plus the
-/// filter runs times the pixels.
+/// `RSVG_HANDLE_FLAG_UNLIMITED`), on a thread of its own
+/// (``SVGRenderThreads``). The counts above refuse the documents built to
+/// multiply work, but not every slow one (a path of a million segments
+/// across the canvas, a wide `feMorphology`): librsvg cannot stop a
+/// render, so past ``Limits/renderTimeLimit`` the decode fails and the
+/// render is left to finish on its thread, its result dropped; while
+/// ``Limits/maximumOverdueRenders`` are running, SVG decodes are refused.
 ///
 /// Output: ``Image/PixelFormat/rgba8``, straight alpha (cairo's
 /// premultiplied pixels are divided out), in sRGB as SVG colours are.
@@ -47,16 +52,31 @@ public struct SVGDecoder: ImageDecoding {
         /// The most filter primitives run, every reference followed: each
         /// runs over its whole region, so these cost the most. Default: 200.
         public var maximumFilterPrimitiveRuns: Int
+        /// The most text laid out, every reference followed: a text node of
+        /// n characters costs (n + 64)², as librsvg's layout time grows
+        /// with the square of a node's length. Default: 10,000,000 (a node
+        /// of 3,000 characters, or 2,000 short labels).
+        public var maximumTextCost: Int
+        /// How long a caller waits for librsvg's render; nil renders on the
+        /// caller's thread, without a limit. Default: 10 s.
+        public var renderTimeLimit: Duration?
+        /// How many renders past their time limit may still be running, in
+        /// the process, before SVG decodes are refused. Default: 2.
+        public var maximumOverdueRenders: Int
 
         /// Creates limits.
         public init(
             maximumByteCount: Int = 10 << 20, maximumDrawnElementCount: Int = 200_000, maximumNestingDepth: Int = 200,
-            maximumFilterPrimitiveRuns: Int = 200
+            maximumFilterPrimitiveRuns: Int = 200, maximumTextCost: Int = 10_000_000, renderTimeLimit: Duration? = .seconds(10),
+            maximumOverdueRenders: Int = 2
         ) {
             self.maximumByteCount = maximumByteCount
             self.maximumDrawnElementCount = maximumDrawnElementCount
             self.maximumNestingDepth = maximumNestingDepth
             self.maximumFilterPrimitiveRuns = maximumFilterPrimitiveRuns
+            self.maximumTextCost = maximumTextCost
+            self.renderTimeLimit = renderTimeLimit
+            self.maximumOverdueRenders = maximumOverdueRenders
         }
     }
 
@@ -93,7 +113,23 @@ public struct SVGDecoder: ImageDecoding {
         guard size.width <= Self.maximumSide, size.height <= Self.maximumSide else {
             throw ImageDecodingError(code: .refused, format: .svg, detail: "\(size) has a side over cairo's \(Self.maximumSide) pixels")
         }
-        return try Self.render(document, viewport: structure.intrinsicSize, at: size)
+        let viewport = structure.intrinsicSize
+        guard let timeLimit = limits.renderTimeLimit else { return try Self.render(document, viewport: viewport, at: size) }
+        let outcome = SVGRenderThreads.shared.run(timeLimit: timeLimit, maximumOverdue: limits.maximumOverdueRenders) {
+            Result { () throws(ImageDecodingError) in try Self.render(document, viewport: viewport, at: size) }
+        }
+        switch outcome {
+        case .finished(let result):
+            return try result.get()
+        case .overdue:
+            throw ImageDecodingError(
+                code: .refused, format: .svg,
+                detail: "librsvg took longer than \(timeLimit) to render \(size); the render runs on, its result dropped")
+        case .refused(let overdue):
+            throw ImageDecodingError(
+                code: .refused, format: .svg,
+                detail: "\(overdue) renders past their time limit are still running (at most \(limits.maximumOverdueRenders) may)")
+        }
     }
 
     /// The size an SVG whose intrinsic size is `stored` is rendered at for
@@ -120,21 +156,24 @@ public struct SVGDecoder: ImageDecoding {
     /// librsvg would decode into more pixels than allowed.
     private func check(_ structure: SVGStructure, options: ImageDecodingOptions) throws(ImageDecodingError) {
         func refuse(_ detail: String) -> ImageDecodingError { ImageDecodingError(code: .refused, format: .svg, detail: detail) }
-        if structure.drawnElementCount > limits.maximumDrawnElementCount {
-            let count =
-                structure.drawnElementCount >= SVGStructure.countLimit
-                ? "more than \(limits.maximumDrawnElementCount)" : "\(structure.drawnElementCount)"
+        func count(_ value: Int, _ limit: Int) -> String { value >= SVGStructure.countLimit ? "more than \(limit)" : "\(value)" }
+        let cost = structure.cost
+        if cost.elements > limits.maximumDrawnElementCount {
+            let count = count(cost.elements, limits.maximumDrawnElementCount)
             throw refuse("the document draws \(count) elements (references followed), over the limit of \(limits.maximumDrawnElementCount)")
         }
         if structure.depth > limits.maximumNestingDepth {
             throw refuse("elements nest \(structure.depth) deep, over the limit of \(limits.maximumNestingDepth)")
         }
-        if structure.filterPrimitiveRuns > limits.maximumFilterPrimitiveRuns {
-            let count =
-                structure.filterPrimitiveRuns >= SVGStructure.countLimit
-                ? "more than \(limits.maximumFilterPrimitiveRuns)" : "\(structure.filterPrimitiveRuns)"
+        if cost.filterRuns > limits.maximumFilterPrimitiveRuns {
+            let count = count(cost.filterRuns, limits.maximumFilterPrimitiveRuns)
             throw refuse("the document runs \(count) filter primitives (references followed), over the limit of \(limits.maximumFilterPrimitiveRuns)")
         }
+        if cost.text > limits.maximumTextCost {
+            throw refuse(
+                "the document's text costs \(count(cost.text, limits.maximumTextCost)) to lay out, over the limit of \(limits.maximumTextCost)")
+        }
+        if let unsupported = structure.unsupportedFilter { throw refuse(unsupported) }
         var total = 0
         for image in structure.embeddedImages {
             let format = ImageFormat(sniffing: image)

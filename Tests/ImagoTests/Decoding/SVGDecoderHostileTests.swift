@@ -134,6 +134,14 @@ struct SVGDecoderHostileTests {
         #expect(error(Self.svg("<defs>\(patterns)</defs><rect width=\"9\" height=\"9\" fill=\"url(#p9)\"/>"))?.code == .refused)
     }
 
+    @Test("a marker on a path of many vertices counts once a vertex: a marker fan-out is refused")
+    func markerFanOut() {
+        let marker = "<marker id=\"m\">" + String(repeating: "<circle r=\"1\"/>", count: 100) + "</marker>"
+        let path = "<path d=\"M0 0" + String(repeating: " L1 1", count: 2_000) + "\" marker-mid=\"url(#m)\"/>"
+        let refusal = error(Self.svg(marker + path))
+        #expect(refusal?.code == .refused && refusal?.detail.contains("elements (references followed)") == true, "\(String(describing: refusal))")
+    }
+
     @Test("a reference cycle draws nothing more and is not refused")
     func cycle() throws {
         let data = Self.svg("<g id=\"a\"><use href=\"#b\"/></g><g id=\"b\"><use href=\"#a\"/><rect width=\"4\" height=\"4\" fill=\"red\"/></g>")
@@ -158,6 +166,39 @@ struct SVGDecoderHostileTests {
         let gradient = "<linearGradient id=\"g\"><stop offset=\"0\" stop-color=\"red\"/></linearGradient>"
         let painted = Self.svg(gradient + "<style>rect { fill: url(#g) }</style>" + String(repeating: "<rect width=\"9\" height=\"9\"/>", count: 500))
         #expect(try decoder.decode(painted, options: options).size == ImageSize(width: 40, height: 20))
+    }
+
+    @Test("text that librsvg would lay out for seconds is refused: a long node, many references to one")
+    func text() {
+        let long = Self.svg("<text y=\"10\">" + String(repeating: "lorem ipsum ", count: 1_000) + "</text>")
+        let used = Self.svg("<text id=\"t\" y=\"10\">lorem ipsum</text>" + String(repeating: "<use href=\"#t\"/>", count: 3_000))
+        for data in [long, used] {
+            let refusal = error(data)
+            #expect(refusal?.code == .refused && refusal?.detail.contains("text costs") == true, "\(String(describing: refusal))")
+        }
+    }
+
+    @Test("filter parameters librsvg cannot take are refused, not handed to it: its abort would take the process down")
+    func unsupportedFilters() {
+        let convolution = "<filter id=\"c\"><feConvolveMatrix order=\"21\" kernelMatrix=\"" + String(repeating: "1 ", count: 441) + "\"/></filter>"
+        let turbulence = "<filter id=\"c\"><feTurbulence baseFrequency=\"0.1\" numOctaves=\"1000000\"/></filter>"
+        for filter in [convolution, turbulence] {
+            let refusal = error(Self.svg(filter + "<rect width=\"40\" height=\"20\" filter=\"url(#c)\"/>"))
+            #expect(refusal?.code == .refused, "\(String(describing: refusal))")
+        }
+    }
+
+    @Test("a render past the time limit fails the decode and runs on, counted; with no overdue render allowed, decodes are refused")
+    func renderTimeLimit() {
+        // About a quarter of a second of text layout, far past a millisecond.
+        let slow = Self.svg("<text y=\"10\">" + String(repeating: "a", count: 2_000) + "</text>")
+        let hurried = SVGDecoder(limits: .init(renderTimeLimit: .milliseconds(1), maximumOverdueRenders: 100))
+        let refusal = error(slow, decoder: hurried)
+        #expect(refusal?.code == .refused && refusal?.detail.contains("took longer than") == true, "\(String(describing: refusal))")
+        let none = SVGDecoder(limits: .init(maximumOverdueRenders: 0))
+        let refused = error(Self.svg(""), decoder: none)
+        #expect(refused?.code == .refused && refused?.detail.contains("at most 0 may") == true, "\(String(describing: refused))")
+        #expect(error(Self.svg(""), decoder: SVGDecoder(limits: .init(renderTimeLimit: nil, maximumOverdueRenders: 0))) == nil)
     }
 
     @Test("limits: bytes, nesting depth and drawn elements, each named in the error")
