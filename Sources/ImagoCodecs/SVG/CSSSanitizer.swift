@@ -15,22 +15,26 @@ import Foundation
 enum CSSSanitizer {
     /// `css` made safe; nil when it must go whole.
     static func sanitized(_ css: String) -> String? {
-        let probe = (css.contains("\\") ? unescaped(css) : css).lowercased()
+        let isEscaped = css.utf8.contains(UInt8(ascii: "\\"))
+        let probe = isEscaped ? unescaped(css) : css
         let scripting = ["javascript:", "vbscript:", "expression(", "-moz-binding", "behavior"]
-        if scripting.contains(where: probe.contains) { return nil }
+        if scripting.contains(where: { ASCIISearch.contains($0, in: probe) }) { return nil }
         let fetching = ["url(", "@import", "image-set(", "image(", "src(", "cross-fade(", "element("]
-        if css.contains("\\"), fetching.contains(where: probe.contains) { return nil }
+        if isEscaped, fetching.contains(where: { ASCIISearch.contains($0, in: probe) }) { return nil }
         return rewritten(Array(css.utf8))
     }
 
     /// The ids that `css`'s `url(#id)` references name, in order.
     static func fragmentReferences(in css: String) -> [String] {
         var references: [String] = []
-        var rest = css[...]
-        while let range = rest.range(of: "url(", options: .caseInsensitive) {
-            rest = rest[range.upperBound...]
-            let argument = rest.prefix { $0 != ")" }.trimmingCharacters(in: CharacterSet(charactersIn: " \t\n\r\"'"))
-            if argument.hasPrefix("#") { references.append(String(argument.dropFirst())) }
+        let bytes = Array(css.utf8)
+        var start = 0
+        while let found = ASCIISearch.firstIndex(of: "url(", in: css, from: start) {
+            start = found + 4
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: ")")) ?? bytes.count
+            let quotes: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: "\""), UInt8(ascii: "'")]
+            let argument = bytes[start..<end].drop { quotes.contains($0) }.reversed().drop { quotes.contains($0) }.reversed()
+            if argument.first == UInt8(ascii: "#") { references.append(String(decoding: argument.dropFirst(), as: UTF8.self)) }
         }
         return references
     }
@@ -90,7 +94,7 @@ enum CSSSanitizer {
 
     /// Whether a `url()` may stay: a fragment of the document, or an image data URL.
     private static func isAllowedURL(_ argument: String) -> Bool {
-        argument.hasPrefix("#") || argument.lowercased().hasPrefix("data:image/")
+        argument.hasPrefix("#") || ASCIISearch.firstIndex(of: "data:image/", in: argument.prefix(11)) == 0
     }
 
     /// The argument of the `url(` whose parenthesis ends before `start`, and

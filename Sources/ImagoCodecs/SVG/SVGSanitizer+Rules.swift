@@ -34,7 +34,7 @@ extension SVGSanitizer {
         guard allowedElements.contains(name) else { return false }
         if animations.contains(name), let target = tag.value(of: "attributeName") {
             let local = (target.split(separator: ":").last.map(String.init) ?? target).trimmingCharacters(in: .whitespaces).lowercased()
-            if local.contains("href") || local.hasPrefix("on") { return false }
+            if ASCIISearch.contains("href", in: local) || local.hasPrefix("on") { return false }
         }
         return true
     }
@@ -47,7 +47,7 @@ extension SVGSanitizer {
         if name == "href" { return isAllowedLink(value, in: tag, embeddedImages: embeddedImages) ? value : nil }
         if name == "style" { return CSSSanitizer.sanitized(value) }
         // A presentation attribute's value is CSS: `fill="url(http://...)"` fetches.
-        if value.contains("\\") || value.range(of: "url(", options: .caseInsensitive) != nil { return CSSSanitizer.sanitized(value) }
+        if value.utf8.contains(UInt8(ascii: "\\")) || ASCIISearch.contains("url(", in: value) { return CSSSanitizer.sanitized(value) }
         return value
     }
 
@@ -55,8 +55,8 @@ extension SVGSanitizer {
     /// reads one (control characters and whitespace dropped, any case).
     static func namesScript(_ value: String) -> Bool {
         guard value.utf8.contains(where: { $0 == UInt8(ascii: ":") }) else { return false }
-        let squeezed = String(decoding: value.utf8.filter { $0 > 0x20 }, as: UTF8.self).lowercased()
-        return squeezed.contains("javascript:") || squeezed.contains("vbscript:")
+        let squeezed = String(decoding: value.utf8.filter { $0 > 0x20 }, as: UTF8.self)
+        return ASCIISearch.contains("javascript:", in: squeezed) || ASCIISearch.contains("vbscript:", in: squeezed)
     }
 
     /// Whether a link may stay: a fragment of the document, or on an

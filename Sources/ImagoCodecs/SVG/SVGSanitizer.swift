@@ -89,7 +89,7 @@ public struct SVGSanitizer: Sendable {
             while let token = try tokenizer.next() {
                 switch token {
                 case .declaration:
-                    output.append(contentsOf: Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>".utf8))
+                    output.append(contentsOf: "<?xml version=\"1.0\" encoding=\"UTF-8\"?>".utf8)
                 case .processingInstruction, .comment:
                     break
                 case .doctype:
@@ -109,7 +109,7 @@ public struct SVGSanitizer: Sendable {
         private mutating func write(text: String) throws(XMLSyntaxError) {
             guard !open.isEmpty else {
                 guard text.utf8.allSatisfy(XMLTokenizer.isWhitespace) else { throw tokenizer.error("text outside the root element") }
-                output.append(contentsOf: Array(text.utf8))
+                output.append(contentsOf: text.utf8)
                 return
             }
             guard droppedDepth == 0 else { return }
@@ -129,16 +129,16 @@ public struct SVGSanitizer: Sendable {
             let isKept = droppedDepth == 0 && styleSheet == nil && SVGSanitizer.keeps(tag)
             if isKept {
                 output.append(UInt8(ascii: "<"))
-                output.append(contentsOf: Array(tag.name.utf8))
+                output.append(contentsOf: tag.name.utf8)
                 for attribute in tag.attributes {
                     guard let value = SVGSanitizer.sanitizedValue(of: attribute, in: tag, embeddedImages: embeddedImages) else { continue }
                     output.append(UInt8(ascii: " "))
-                    output.append(contentsOf: Array(attribute.name.utf8))
-                    output.append(contentsOf: Array("=\"".utf8))
+                    output.append(contentsOf: attribute.name.utf8)
+                    output.append(contentsOf: "=\"".utf8)
                     Self.escape(value, into: &output, inAttribute: true)
                     output.append(UInt8(ascii: "\""))
                 }
-                output.append(contentsOf: Array((tag.isEmpty ? "/>" : ">").utf8))
+                output.append(contentsOf: (tag.isEmpty ? "/>" : ">").utf8)
             }
             guard !tag.isEmpty else { return }
             open.append((tag.name, isKept))
@@ -157,7 +157,7 @@ public struct SVGSanitizer: Sendable {
                 Self.escape(CSSSanitizer.sanitized(sheet) ?? "", into: &output, inAttribute: false)
                 styleSheet = nil
             }
-            output.append(contentsOf: Array("</\(name)>".utf8))
+            output.append(contentsOf: "</\(name)>".utf8)
         }
 
         /// Writes `text` with `&`, `<` and `>` (and, in an attribute, quotes
@@ -165,13 +165,13 @@ public struct SVGSanitizer: Sendable {
         static func escape(_ text: String, into output: inout [UInt8], inAttribute: Bool) {
             for byte in text.utf8 {
                 switch byte {
-                case UInt8(ascii: "&"): output.append(contentsOf: Array("&amp;".utf8))
-                case UInt8(ascii: "<"): output.append(contentsOf: Array("&lt;".utf8))
-                case UInt8(ascii: ">"): output.append(contentsOf: Array("&gt;".utf8))
-                case UInt8(ascii: "\"") where inAttribute: output.append(contentsOf: Array("&quot;".utf8))
-                case 0x09 where inAttribute: output.append(contentsOf: Array("&#9;".utf8))
-                case 0x0A where inAttribute: output.append(contentsOf: Array("&#10;".utf8))
-                case 0x0D: output.append(contentsOf: Array("&#13;".utf8))
+                case UInt8(ascii: "&"): output.append(contentsOf: "&amp;".utf8)
+                case UInt8(ascii: "<"): output.append(contentsOf: "&lt;".utf8)
+                case UInt8(ascii: ">"): output.append(contentsOf: "&gt;".utf8)
+                case UInt8(ascii: "\"") where inAttribute: output.append(contentsOf: "&quot;".utf8)
+                case 0x09 where inAttribute: output.append(contentsOf: "&#9;".utf8)
+                case 0x0A where inAttribute: output.append(contentsOf: "&#10;".utf8)
+                case 0x0D: output.append(contentsOf: "&#13;".utf8)
                 default: output.append(byte)
                 }
             }

@@ -112,7 +112,7 @@ struct SVGStructure {
                         } else if embedded.insert(attribute.value).inserted, let image = Self.dataURLPayload(attribute.value) {
                             embeddedImages.append(image)
                         }
-                    } else if attribute.value.range(of: "url(", options: .caseInsensitive) != nil {
+                    } else if ASCIISearch.contains("url(", in: attribute.value) {
                         element.references += CSSSanitizer.fragmentReferences(in: attribute.value)
                     }
                 }
