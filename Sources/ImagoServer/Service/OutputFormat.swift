@@ -2,7 +2,7 @@ import Imago
 
 /// An answer's format; `jpegOrPNG` is settled by the image: GIF for an
 /// animation, PNG for alpha, else JPEG. `svg` is an SVG source itself,
-/// sanitised, never an encoding: ``ImageService/passedThrough(_:of:options:format:)``
+/// sanitised, never an encoding: ``ImageService/passedThrough(_:of:options:format:ticket:)``
 /// answers it, or refuses it for a raster source. The raw values are the
 /// case names, part of the result cache's keys.
 enum OutputFormat: String, Sendable, Equatable {
