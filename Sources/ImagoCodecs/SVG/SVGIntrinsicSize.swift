@@ -40,10 +40,15 @@ struct SVGIntrinsicSize: Equatable {
         self.height = min(max(self.height, 1 / 1024), Self.maximumSide)
     }
 
-    /// The size of the first element of `data` if it is an `<svg>`; nil
-    /// for data that does not read as XML up to it.
+    /// How far into a document its root element is looked for: a header
+    /// is read for every request, and a document may be megabytes long.
+    static let headerLength = 256 << 10
+
+    /// The size of the first element of `data` if it is an `<svg>` within
+    /// the first ``headerLength`` bytes; nil for data that does not read
+    /// as XML up to it.
     init?(reading data: Data) {
-        var tokenizer = XMLTokenizer(data)
+        var tokenizer = XMLTokenizer(data.prefix(Self.headerLength))
         while let token = try? tokenizer.next() {
             guard case .startTag(let root) = token else { continue }
             guard root.localName == "svg" else { return nil }

@@ -125,6 +125,15 @@ struct SVGDecoderTests {
         }
     }
 
+    @Test("a root element past the header's 256 KiB: the header does not say its size, the decoder still reads it")
+    func lateRoot() throws {
+        let comment = "<!--" + String(repeating: "x", count: 300_000) + "-->"
+        let data = Data(comment.utf8) + Self.svg("<rect width=\"5\" height=\"5\"/>", attributes: "width=\"30\" height=\"10\"")
+        #expect(ImageFormat(sniffing: data) == .unknown, "sniffed within 64 KiB")
+        #expect(SVGIntrinsicSize(reading: data) == nil)
+        #expect(try decoder.decode(data, options: ImageDecodingOptions()).size == ImageSize(width: 30, height: 10))
+    }
+
     @Test("a viewBox is mapped onto the render; a document without one is scaled from its width and height")
     func viewBoxMapping() throws {
         // The same picture, once in a viewBox ten times smaller.
