@@ -5,7 +5,7 @@ import Testing
 @testable import Imago
 @testable import ImagoCodecs
 
-@Suite("SVG: rendered at the target size, intrinsic sizes, alpha, no fetches, hostile documents refused")
+@Suite("SVG: sniffed, rendered at the target size, intrinsic sizes, straight alpha, text, through the pipeline")
 struct SVGDecoderTests {
     let decoder = SVGDecoder()
 
