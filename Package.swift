@@ -55,9 +55,12 @@ let package = Package(
         // libimagequant: the GIF encoder's palettes for images of more than 256 colours.
         .systemLibrary(name: "CImageQuant", pkgConfig: "imagequant", providers: [.apt(["libimagequant-dev"])]),
         .systemLibrary(name: "CTiff", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        // librsvg and cairo: SVG sources rasterised. No pkg-config: GLib's
+        // flags carry -pthread, which SwiftPM refuses (shim.h says more).
+        .systemLibrary(name: "CRsvg", providers: [.apt(["librsvg2-dev"])]),
         .target(
             name: "ImagoCodecs",
-            dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2", "CImageQuant", "CTiff"]
+            dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2", "CImageQuant", "CTiff", "CRsvg"]
         ),
         .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl", "CLcms2", "CTiff"]),
         .target(

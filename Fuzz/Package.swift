@@ -1,11 +1,11 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// libFuzzer targets for the decoders, one per format, and the generator of
-// their seed corpus. Its own package, depending on the codecs alone, so that
-// fuzzing never builds the pipeline's network stack. scripts/fuzz.sh builds
-// and runs it; see README.md.
-let formats = ["JPEG", "PNG", "WebP", "GIF", "AVIF", "HEIC", "JXL", "TIFF", "BMP", "ICO"]
+// libFuzzer targets for the decoders, one per format (SVG's fuzzes its
+// sanitiser too), and the generator of their seed corpus. Its own package,
+// depending on the codecs alone, so that fuzzing never builds the
+// pipeline's network stack. scripts/fuzz.sh builds and runs it; see README.md.
+let formats = ["JPEG", "PNG", "WebP", "GIF", "AVIF", "HEIC", "JXL", "TIFF", "BMP", "ICO", "SVG"]
 
 let package = Package(
     name: "ImagoFuzz",

@@ -7,13 +7,13 @@
 # them to Fuzz/Regressions/<format>/ (FuzzRegressionTests decodes them).
 #
 # Usage: scripts/fuzz.sh [seconds-per-target]
-#   FUZZ_FORMATS="png gif"  only these targets (default: all ten)
+#   FUZZ_FORMATS="png gif"  only these targets (default: all eleven)
 #   FUZZ_JOBS=1             targets run at once (default: the number of cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
-read -r -a formats <<<"${FUZZ_FORMATS:-jpeg png webp gif avif heic jxl tiff bmp ico}"
+read -r -a formats <<<"${FUZZ_FORMATS:-jpeg png webp gif avif heic jxl tiff bmp ico svg}"
 jobs=${FUZZ_JOBS:-$(nproc)}
 work=Fuzz/.build/fuzz
 
@@ -43,13 +43,20 @@ run() {
   mkdir -p "$work/corpus/$format" "$work/artifacts/$format"
   if [ -d "Fuzz/Regressions/$format" ]; then extra+=("Fuzz/Regressions/$format"); fi
   if [ "$format" = png ] && [ -d "$pngsuite/png" ]; then extra+=("$pngsuite/png"); fi
+  # A dictionary of the format's keywords, where there is one (XML's markup
+  # is hard to reach byte by byte).
+  local dictionary=()
+  if [ -f "Fuzz/Dictionaries/$format.dict" ]; then dictionary+=("-dict=Fuzz/Dictionaries/$format.dict"); fi
+  # Leaks of a system library's own caches, where the target has some.
+  local leaks=""
+  if [ -f "Fuzz/Suppressions/$format.lsan" ]; then leaks="suppressions=Fuzz/Suppressions/$format.lsan"; fi
   # -timeout: seconds one input may take; -rss_limit_mb also caps any one
   # allocation. New inputs go to the first folder, which persists between runs.
   # SWIFT_BACKTRACE: Swift's crash handler would trip AddressSanitizer after
   # libFuzzer has already reported the crash.
   local status=0
-  SWIFT_BACKTRACE=enable=no "Fuzz/.build/release/fuzz-$format" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$work/artifacts/$format/" \
+  SWIFT_BACKTRACE=enable=no LSAN_OPTIONS="$leaks" "Fuzz/.build/release/fuzz-$format" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$work/artifacts/$format/" "${dictionary[@]}" \
     "$work/corpus/$format" "$work/seeds/$format" "${extra[@]}" >"$work/logs/$format.log" 2>&1 || status=$?
   echo "$status" >"$work/logs/$format.status"
 }

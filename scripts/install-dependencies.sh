@@ -6,7 +6,8 @@ set -euo pipefail
 
 # System packages: the codecs (libjpeg-turbo's TurboJPEG API, libspng,
 # libwebp with demux and mux, giflib, libavif, libheif, libjxl, libtiff; libavif and libheif bring
-# their AV1 and HEVC codecs, whose encoders make the tests' images), Little
+# their AV1 and HEVC codecs, whose encoders make the tests' images), librsvg
+# (with cairo, for SVG sources; its text needs a font, which it depends on), Little
 # CMS 2 for colour profiles, libimagequant (the GIF encoder's palette
 # quantiser), mount (util-linux) for the tmpfs-based disk-full tests, chattr
 # (e2fsprogs) for the permission-error test, pkg-config for SwiftPM to find
@@ -15,7 +16,7 @@ set -euo pipefail
 # Adobe RGB, ProPhoto, CMYK); webp (webpmux) and gifsicle: the tests check
 # the encoders' animations with them.
 packages=(
-  libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libavif-dev libheif-dev libjxl-dev libtiff-dev liblcms2-dev libimagequant-dev
+  libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libavif-dev libheif-dev libjxl-dev libtiff-dev librsvg2-dev liblcms2-dev libimagequant-dev
   pkg-config util-linux e2fsprogs liblcms2-utils libgs-common webp gifsicle
 )
 

@@ -68,6 +68,7 @@ struct FuzzSeeds {
             ("tiff", try tiffSeeds(rgb: rgb, rgba: rgba, gray: gray, metadata: metadata)),
             ("bmp", try bmpSeeds(rgb: rgb, rgba: rgba, metadata: metadata)),
             ("ico", try icoSeeds(rgb: rgb, rgba: rgba)),
+            ("svg", try svgSeeds(rgba: rgba)),
             (
                 "jpeg",
                 [

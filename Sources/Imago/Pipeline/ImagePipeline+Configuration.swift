@@ -21,7 +21,8 @@ extension ImagePipeline {
         /// Decoders, asked in order; the first that handles the sniffed format decodes.
         /// Default: JPEG (libjpeg-turbo), PNG (libspng), WebP (libwebp), GIF
         /// (giflib), AVIF (libavif), HEIC (libheif), JPEG XL (libjxl), TIFF
-        /// (libtiff), and BMP and ICO (Imago's own).
+        /// (libtiff), BMP and ICO (Imago's own), and SVG (librsvg, rendered
+        /// at the request's target size, see ``SVGDecoder``).
         public var decoders: [any ImageDecoding]
         /// Downloads running at once, across hosts. Default: 16.
         public var maximumConcurrentDownloads: Int
@@ -97,7 +98,7 @@ extension ImagePipeline {
             self.decoders =
                 decoders ?? [
                     JPEGDecoder(), PNGDecoder(), WebPDecoder(), GIFDecoder(), AVIFDecoder(), HEIFDecoder(), JXLDecoder(), TIFFDecoder(), BMPDecoder(),
-                    ICODecoder(),
+                    ICODecoder(), SVGDecoder(),
                 ]
             self.maximumConcurrentDownloads = maximumConcurrentDownloads
             self.maximumConcurrentDownloadsPerHost = maximumConcurrentDownloadsPerHost

@@ -29,7 +29,9 @@ public final class ImagePipeline: Sendable {
     /// Downloads at once, in all and per host.
     let downloadLimiter: WeightedSemaphore
     /// Disk reads and decodes; as many threads as decodes may run at once.
-    let decodeThreads: PriorityThreadPool
+    /// A service built on the pipeline runs its other CPU work on images
+    /// here too (sanitising an SVG it answers as SVG).
+    package let decodeThreads: PriorityThreadPool
     /// Partial downloads and explicit cache access; a service built on the
     /// pipeline runs its own blocking file I/O here too.
     package let diskThreads: PriorityThreadPool

@@ -4,24 +4,28 @@ import Foundation
 
 extension ImageDecodingOptions {
     /// The bytes of pixels a decode of `data` will hold at most, from its
-    /// header alone: JPEG at the DCT scale it will be decoded at, PNG, GIF,
-    /// WebP, BMP and TIFF (its first page) at their full size, ICO at its
-    /// largest image's, 4 bytes a pixel; `nil` for a format whose header is
-    /// not read here (AVIF, HEIC, JPEG XL) or a header that does not parse.
-    /// For budgeting decodes before starting them.
+    /// header alone: JPEG at the DCT scale it will be decoded at, SVG at
+    /// the size it will be rendered at, PNG, GIF, WebP, BMP and TIFF (its
+    /// first page) at their full size, ICO at its largest image's, 4 bytes
+    /// a pixel; `nil` for a format whose header is not read here (AVIF,
+    /// HEIC, JPEG XL) or a header that does not parse. For budgeting
+    /// decodes before starting them.
     public func decodedBytesEstimate(of data: Data) -> Int? {
         guard let size = Self.declaredSize(of: data) else { return nil }
         guard size.width > 0, size.height > 0 else { return 0 }
         var decoded = size
-        if ImageFormat(sniffing: data) == .jpeg {
-            decoded = JPEGDecoder.scaledSize(size, covering: outputSize(for: size))
+        switch ImageFormat(sniffing: data) {
+        case .jpeg: decoded = JPEGDecoder.scaledSize(size, covering: outputSize(for: size))
+        case .svg: decoded = SVGDecoder.renderedSize(of: size, options: self)
+        default: break
         }
         let (pixels, overflow) = decoded.width.multipliedReportingOverflow(by: decoded.height)
         return overflow || pixels > Int.max / 4 ? Int.max : pixels * 4
     }
 
     /// The width and height a JPEG, PNG, GIF, WebP or BMP header declares,
-    /// a TIFF's first page, or an ICO's largest image.
+    /// a TIFF's first page, an ICO's largest image, or an SVG's root
+    /// element (its intrinsic size, ``SVGIntrinsicSize``).
     static func declaredSize(of data: Data) -> ImageSize? {
         data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> ImageSize? in
             func bigEndian32(_ offset: Int) -> Int { (0..<4).reduce(0) { $0 << 8 | Int(bytes[offset + $1]) } }
@@ -61,6 +65,8 @@ extension ImageDecodingOptions {
                 return ImageSize(width: width, height: height)
             case .ico:
                 return (try? ICODirectory(bytes))?.largestSize
+            case .svg:
+                return SVGIntrinsicSize(reading: data)?.pixelSize
             default:
                 return nil
             }

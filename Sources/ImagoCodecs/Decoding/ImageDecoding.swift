@@ -149,6 +149,10 @@ public struct ImageDecodingError: Error, Sendable, Equatable, CustomStringConver
         case noSuchPage(page: Int)
         /// The data is damaged or truncated; `detail` is the codec's message.
         case corrupt
+        /// The data asks for something Imago will not do: an SVG's external
+        /// or recursive entities, more work than ``SVGDecoder/Limits``
+        /// allow, a side longer than the renderer draws; `detail` says which.
+        case refused
     }
 
     /// What went wrong.
@@ -177,6 +181,8 @@ public struct ImageDecodingError: Error, Sendable, Equatable, CustomStringConver
             return detail.isEmpty ? "\(format) has no page \(page)" : "\(format) has no page \(page): \(detail)"
         case .corrupt:
             return detail.isEmpty ? "corrupt \(format) data" : "corrupt \(format) data: \(detail)"
+        case .refused:
+            return detail.isEmpty ? "refused \(format) data" : "refused \(format) data: \(detail)"
         }
     }
 }

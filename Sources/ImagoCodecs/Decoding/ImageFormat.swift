@@ -6,12 +6,19 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
     case jpeg, png, gif, webp, avif, heic, jxl, bmp, tiff
     /// Windows icons and cursors (ICO, CUR).
     case ico
+    /// SVG: an XML document whose root element is `<svg>` (UTF-8 or
+    /// ISO-8859-1; not gzipped SVGZ).
+    case svg
     /// Not an image format Imago recognises.
     case unknown
 
-    /// Recognises the format from the first bytes of `data`.
+    /// Recognises the format from the first bytes of `data` (for SVG, from
+    /// its first element, within the first 64 KiB).
     public init(sniffing data: Data) {
-        self = data.withUnsafeBytes { ImageFormat.sniff(UnsafeRawBufferPointer(rebasing: $0.prefix(32))) }
+        self = data.withUnsafeBytes { bytes in
+            let format = ImageFormat.sniff(UnsafeRawBufferPointer(rebasing: bytes.prefix(32)))
+            return format == .unknown && ImageFormat.isSVG(UnsafeRawBufferPointer(rebasing: bytes.prefix(64 << 10))) ? .svg : format
+        }
     }
 
     private static func sniff(_ bytes: UnsafeRawBufferPointer) -> ImageFormat {
@@ -51,6 +58,49 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         return planes <= 1 && [0, 1, 2, 4, 8, 16, 24, 32].contains(bitCount)
     }
 
+    /// Whether the first element of `bytes` is an `<svg>` (with or without
+    /// a namespace prefix), after an optional byte order mark, XML
+    /// declaration, comments, processing instructions and DOCTYPE. Lenient:
+    /// the decoder's reader is the strict one.
+    private static func isSVG(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        func skip(past terminator: String) -> Bool {
+            let needle = Array(terminator.utf8)
+            while index + needle.count <= bytes.count {
+                if bytes[index..<(index + needle.count)].elementsEqual(needle) {
+                    index += needle.count
+                    return true
+                }
+                index += 1
+            }
+            return false
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                index += 1
+                continue
+            }
+            guard byte == UInt8(ascii: "<"), index + 1 < bytes.count else { return false }
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[index...])
+            if rest.starts(with: Array("<?".utf8)) {
+                guard skip(past: "?>") else { return false }
+            } else if rest.starts(with: Array("<!--".utf8)) {
+                guard skip(past: "-->") else { return false }
+            } else if rest.starts(with: Array("<!DOCTYPE".utf8)) {
+                // An internal subset may hold `>`: past its `]` first, if it has one.
+                let end = rest.firstIndex(of: UInt8(ascii: ">")) ?? rest.count
+                if rest[..<end].contains(UInt8(ascii: "[")) { guard skip(past: "]") else { return false } }
+                guard skip(past: ">") else { return false }
+            } else {
+                let name = rest.dropFirst().prefix { $0 > 0x20 && $0 != UInt8(ascii: ">") && $0 != UInt8(ascii: "/") }
+                let local = name.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false).last
+                return local?.elementsEqual("svg".utf8) == true
+            }
+        }
+        return false
+    }
+
     /// The format whose ``mediaType`` is `mediaType`, if Imago knows it.
     public init?(mediaType: String) {
         guard let format = Self.allCases.first(where: { $0 != .unknown && $0.mediaType == mediaType }) else { return nil }
@@ -67,7 +117,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
             return "HTML, not an image"
         }
         if head.hasPrefix("<?xml") || head.hasPrefix("<svg") {
-            return head.contains("<svg") ? "SVG, which Imago does not rasterise" : "XML, not an image"
+            return head.contains("<svg") ? "XML that does not start as an SVG document" : "XML, not an image"
         }
         if head.hasPrefix("{") || head.hasPrefix("[") { return "JSON, not an image" }
         let hex = data.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
@@ -78,10 +128,11 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
 
     /// The format's media type, for a Content-Type header: `image/`
     /// and the raw value, but for ICO (`image/x-icon`, what browsers and
-    /// servers use) and unknown data.
+    /// servers use), SVG (`image/svg+xml`) and unknown data.
     public var mediaType: String {
         switch self {
         case .ico: "image/x-icon"
+        case .svg: "image/svg+xml"
         case .unknown: "application/octet-stream"
         default: "image/" + rawValue
         }

@@ -6,9 +6,10 @@ public struct ImageHeader: Sendable, Equatable {
     /// The format the data sniffs as.
     public var format: ImageFormat
     /// The size as stored (a TIFF's first page, an ICO's largest image, an
-    /// AVIF's cropped and turned as its container says); nil for a format
-    /// whose header is not read here (HEIC, JPEG XL) or a header that does
-    /// not parse.
+    /// AVIF's cropped and turned as its container says, an SVG's intrinsic
+    /// size, which it may be rendered larger than); nil for a format whose
+    /// header is not read here (HEIC, JPEG XL) or a header that does not
+    /// parse.
     public var storedSize: ImageSize?
     /// How the stored image is turned to be shown upright (JPEG and WebP
     /// EXIF, a TIFF's orientation tag; `.up` for the others, whose decoders

@@ -66,7 +66,8 @@ extension ServiceError: CoalescingFailure {
 
     /// The status a pipeline failure is answered with: the source's own
     /// 404 or 410, 413 for what is too large, 415 for what is not an image,
-    /// 422 for an image that does not decode, 502 and 504 for a source that
+    /// 422 for an image that does not decode or is refused (an SVG's
+    /// entities, or more work than its limits allow), 502 and 504 for a source that
     /// fails or times out. Never 500.
     init(_ error: ImagePipeline.Error) {
         switch error {
@@ -85,6 +86,7 @@ extension ServiceError: CoalescingFailure {
             case .tooManyPixels, .tooManyFrames: self.init(.contentTooLarge, "the source is too large: \(underlying)")
             case .noSuchPage: self.init(.unprocessableContent, "the source has no such page: \(underlying)")
             case .corrupt: self.init(.unprocessableContent, "the source does not decode: \(underlying)")
+            case .refused: self.init(.unprocessableContent, "the source is refused: \(underlying)")
             }
         case .processingFailed(_, let processor): self.init(.unprocessableContent, "processing failed: \(processor)")
         case .encodingFailed(_, let underlying): self.init(.unprocessableContent, "the image could not be encoded: \(underlying)")

@@ -33,13 +33,16 @@ struct LayoutPlan: Equatable {
     var aspectWidth = 0
     var aspectHeight = 0
 
-    init(sourceSize: ImageSize, options: ProcessingOptions, maximumResultDimension: Int) {
+    /// The plan for a source of `sourceSize`; a vector source
+    /// (`sourceIsVector`) is enlarged to the box without `enlarge`, as
+    /// imgproxy's `calcScale` enlarges one.
+    init(sourceSize: ImageSize, options: ProcessingOptions, maximumResultDimension: Int, sourceIsVector: Bool = false) {
         self.sourceSize = sourceSize
         cropWidth = Self.cropSide(sourceSize.width, options.crop.width)
         cropHeight = Self.cropSide(sourceSize.height, options.crop.height)
         let width = Self.minNonZero(cropWidth, sourceSize.width)
         let height = Self.minNonZero(cropHeight, sourceSize.height)
-        computeScale(width: width, height: height, options: options)
+        computeScale(width: width, height: height, options: options, sourceIsVector: sourceIsVector)
         computeSizes(width: width, height: height, options: options)
         limit(to: maximumResultDimension, width: width, height: height, options: options)
     }
@@ -60,7 +63,7 @@ struct LayoutPlan: Equatable {
 
     /// The shrink factors for the resizing type, then zoom, enlargement,
     /// minimum sizes and the dpr, in imgproxy's order.
-    private mutating func computeScale(width: Int, height: Int, options: ProcessingOptions) {
+    private mutating func computeScale(width: Int, height: Int, options: ProcessingOptions, sourceIsVector: Bool) {
         let sourceWidth = Double(width)
         let sourceHeight = Double(height)
         let boxWidth = options.width == 0 ? sourceWidth : Double(options.width)
@@ -84,7 +87,7 @@ struct LayoutPlan: Equatable {
         shrinkX /= options.zoomWidth
         shrinkY /= options.zoomHeight
         dprScale = options.dpr
-        if !options.enlarge {
+        if !options.enlarge, !sourceIsVector {
             let least = min(shrinkX, shrinkY)
             if least < 1 {
                 shrinkX /= least

@@ -21,20 +21,26 @@ struct LayoutProcessor: ImageProcessing {
     let maximumResultDimension: Int
     /// The operator's watermark, for `wm`.
     let watermark: Image?
+    /// Whether the source is a vector image (SVG): it is scaled up to the
+    /// box without `enlarge`, as imgproxy scales one, and decoded at the
+    /// size the answer needs however large.
+    var sourceIsVector = false
 
     var identifier: String { "layout(\(options.cacheKey))" }
 
     /// The size to decode the source at: scaled down as far as the layout
     /// allows, so that a decoder that can (JPEG's DCT scaling) skips the
-    /// pixels the answer does not need; nil for the full size (trimming,
-    /// whose borders are only known once decoded, or an unknown size).
+    /// pixels the answer does not need, or for a vector source scaled up
+    /// too, so that it is rendered at the answer's size rather than
+    /// resampled up; nil for the full size (trimming, whose borders are
+    /// only known once decoded, or an unknown size).
     var decodeSize: ImageSize? {
         guard !options.trim.isEnabled, let upright = sourceSize else { return nil }
         let swapped = (!options.autoRotate && orientation.swapsDimensions) != (options.rotate % 180 != 0)
         let frame = swapped ? upright.transposed : upright
-        let plan = LayoutPlan(sourceSize: frame, options: options, maximumResultDimension: maximumResultDimension)
+        let plan = LayoutPlan(sourceSize: frame, options: options, maximumResultDimension: maximumResultDimension, sourceIsVector: sourceIsVector)
         let scale = max(plan.scaleX, plan.scaleY)
-        guard scale < 1 else { return nil }
+        guard scale < 1 || sourceIsVector else { return nil }
         // Rounded as the plan rounds the scaled image, so that a decode
         // filling this size is that image, with nothing left to resample.
         let size = ImageSize(width: max(1, LayoutPlan.scaled(frame.width, by: scale)), height: max(1, LayoutPlan.scaled(frame.height, by: scale)))
@@ -64,7 +70,7 @@ struct LayoutProcessor: ImageProcessing {
             }
             image = flipped
         }
-        let plan = LayoutPlan(sourceSize: fullSize, options: options, maximumResultDimension: maximumResultDimension)
+        let plan = LayoutPlan(sourceSize: fullSize, options: options, maximumResultDimension: maximumResultDimension, sourceIsVector: sourceIsVector)
         guard let scaled = cropAndScale(image, plan: plan) else { return nil }
         image = scaled
         if let cut = cropToResult(image, plan: plan) { image = cut }

@@ -4,12 +4,18 @@ import Hummingbird
 import Imago
 
 extension ImageService {
+    /// The Content-Security-Policy of every answer, fit for an image: an
+    /// SVG opened on its own (a `raw` source of any type, too) runs no
+    /// script, fetches nothing, submits nothing and has an origin of its
+    /// own; its inline styles and image data URLs still apply.
+    static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
+
     /// The answer to `request` from `result`: 304 when the client's copy is
     /// current, else the bytes, shared with every other answer. Its fields
     /// are imgproxy's: Content-Disposition with the file name (`fn`, else
     /// the source's) and `att`'s disposition, a max-age no later than
-    /// `exp`, and `Vary: Accept` when the format was `negotiated`, and the
-    /// fields forwarded to sources.
+    /// `exp`, `Vary: Accept` when the format was `negotiated` and the
+    /// fields forwarded to sources, and ``contentSecurityPolicy``.
     func answer(_ result: EncodedResult, to request: Request, options: ProcessingOptions, source: URL, negotiated: Bool) -> Response {
         var maxAge = result.maxAge
         if let expires = options.expires, expires > 0 {
@@ -20,6 +26,7 @@ extension ImageService {
             .cacheControl: "public, max-age=\(maxAge)",
             .eTag: result.etag,
             .contentDisposition: Self.contentDisposition(options: options, source: source, mediaType: result.mediaType),
+            .contentSecurityPolicy: Self.contentSecurityPolicy,
         ]
         if let lastModified = result.lastModified { headers[.lastModified] = lastModified }
         let varying = (negotiated ? ["Accept"] : []) + configuration.forwardedHeaders.map(\.rawName)
@@ -79,6 +86,7 @@ extension ImageService {
         case "image/png": ".png"
         case "image/webp": ".webp"
         case "image/avif": ".avif"
+        case "image/svg+xml": ".svg"
         default: ImageFormat(mediaType: mediaType).map { "." + $0.fileExtension } ?? ""
         }
     }

@@ -30,11 +30,12 @@ extension ImageService {
 
         /// The format to write: the named one, else the source's as thumbor
         /// keeps it (formats Imago does not write as JPEG, as thumbor
-        /// writes unknown ones).
+        /// writes unknown ones; an SVG as PNG, as thumbor rasterises one
+        /// with CairoSVG into a PNG).
         func outputFormat(source: ImageFormat) throws(ServiceError) -> OutputFormat {
             if let format { return try OutputFormat(format, accept: "") }
             switch source {
-            case .png: return .png
+            case .png, .svg: return .png
             case .gif: return .gif
             case .webp: return .webp
             case .avif: return .avif
@@ -115,6 +116,24 @@ extension ImageService {
         return decoded.addingPercentEncoding(withAllowedCharacters: kept) ?? decoded
     }
 
+    /// The size an SVG source is rendered at for a thumbor URL, as thumbor
+    /// asks CairoSVG for the URL's width and height (a side of 0, or
+    /// `orig`, free; both free, the document's own size): filled for a
+    /// crop and for `full-fit-in` and `adaptive-fit-in`, fitted for
+    /// `fit-in`, so that the layout has the pixels it keeps without
+    /// enlarging a small render. (CairoSVG fits the document inside the
+    /// box, with margins where the ratios differ; Imago does not.)
+    static func thumborRenderSize(_ path: ThumborPath) -> (ImageSize?, ContentMode) {
+        func side(_ side: ThumborPath.Side) -> Int {
+            guard case .pixels(let pixels) = side else { return 0 }
+            return pixels == .min ? 0 : abs(pixels)
+        }
+        let size = ImageSize(width: side(path.width), height: side(path.height))
+        guard size.width > 0 || size.height > 0 else { return (nil, .fill) }
+        let fits = path.fitIn.map { !$0.isFull && !$0.isAdaptive } ?? false
+        return (size, fits ? .fit : .fill)
+    }
+
     /// Decodes `data` whole, lays it out with `processor` and encodes it as
     /// the URL's filters say: the source's format unless `format()` names
     /// one, quality 80 unless `quality()` does, an RGB ICC profile kept
@@ -135,6 +154,7 @@ extension ImageService {
             : format.encoder(quality: quality, metadata: metadata)
         var request = ImageRequest(url: url, processors: [processor])
         request.convertsToSRGB = metadata.iccProfile == nil
+        if ImageFormat(sniffing: data) == .svg { (request.targetSize, request.contentMode) = Self.thumborRenderSize(processor.path) }
         // Animated as thumbor answers a GIF (which it resizes with
         // gifsicle), every frame laid out and filtered alike.
         let animated = settings.maximumBytes > 0 ? nil : format.animatedEncoder(quality: quality, metadata: metadata)

@@ -40,16 +40,60 @@ extension ImageService {
         return result
     }
 
-    /// The media type to answer the source as it came with, for `raw` or
-    /// when `skp` names its format (and `f` names no other); nil when it is
-    /// to be transformed.
-    func passedThrough(_ source: DataResponse, options: ProcessingOptions) -> String? {
-        let format = ImageFormat(sniffing: source.data)
-        if options.raw { return format == .unknown ? source.headers.first(.contentType) ?? "application/octet-stream" : format.mediaType }
-        guard let named = ProcessingOptions.Format(name: format.rawValue), options.skipProcessing.contains(named),
+    /// The answer made of the source itself, and its media type; nil when
+    /// the source is to be transformed.
+    ///
+    /// An SVG source is answered as SVG, sanitised (``SVGSanitizer``, on a
+    /// decode thread, in a transformation turn), for `f:svg`, for `raw`,
+    /// and, as imgproxy answers one without `IMGPROXY_ALWAYS_RASTERIZE_SVG`,
+    /// when the URL names no format (`f:auto`, whatever `skp` and the
+    /// Accept field say); a raster format rasterises it. A raster source
+    /// comes as it is for `raw`, or when `skp` names its format and `f`
+    /// names no other; `f:svg` refuses it with a 422.
+    func passedThrough(
+        _ source: DataResponse, of url: URL, options: ProcessingOptions, format: OutputFormat, ticket: AdmissionControl.Ticket
+    ) async throws(ServiceError) -> (Data, mediaType: String)? {
+        let sourceFormat = ImageFormat(sniffing: source.data)
+        if sourceFormat == .svg, options.raw || options.format == .svg || options.format == .auto {
+            try checkSVGSize(source.data, options: options)
+            try await ticket.transform()
+            return (try await sanitized(source.data, of: url), ImageFormat.svg.mediaType)
+        }
+        if options.raw {
+            let mediaType = sourceFormat == .unknown ? source.headers.first(.contentType) ?? "application/octet-stream" : sourceFormat.mediaType
+            return (source.data, mediaType)
+        }
+        if format == .svg {
+            throw ServiceError(.unprocessableContent, "the output format svg is for SVG sources only; the source is \(sourceFormat)")
+        }
+        guard let named = ProcessingOptions.Format(name: sourceFormat.rawValue), options.skipProcessing.contains(named),
             options.format == .auto || options.format == named
         else { return nil }
-        return format.mediaType
+        return (source.data, sourceFormat.mediaType)
+    }
+
+    /// Refuses with a 413, as a decode would be refused, an SVG answered
+    /// as itself that is larger than `msfs` or declares more pixels than
+    /// `msr` or the service's pixel limit: a client would render it at
+    /// that size.
+    func checkSVGSize(_ data: Data, options: ProcessingOptions) throws(ServiceError) {
+        if let limit = options.sourceLimits.maximumFileSize, data.count > limit {
+            throw ServiceError(.contentTooLarge, "the source is larger than \(limit) bytes (msfs)")
+        }
+        let limit = min(options.sourceLimits.maximumPixelCount ?? .max, configuration.maximumPixelCount)
+        guard let size = ImageHeader(data).storedSize else { return }
+        let (pixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
+        guard overflow || pixels > limit else { return }
+        throw ServiceError(.contentTooLarge, "the source is too large: SVG declares \(size) pixels, over the limit of \(limit)")
+    }
+
+    /// `data`, an SVG document, sanitised on a decode thread; a 422 for
+    /// one the sanitiser does not read.
+    func sanitized(_ data: Data, of url: URL) async throws(ServiceError) -> Data {
+        let outcome = await pipeline.decodeThreads.run { () -> Result<Data, ImageDecodingError> in
+            Result { () throws(ImageDecodingError) in try SVGSanitizer().sanitize(data) }
+        }
+        do { return try outcome.get() } catch { throw ServiceError(ImagePipeline.Error.decodingFailed(key: url.absoluteString, underlying: error)) }
     }
 
     /// Decodes `data` for `options` (scaled down while decoding as far as
@@ -82,7 +126,7 @@ extension ImageService {
         let layout = LayoutProcessor(
             options: layoutOptions, sourceSize: sourceSize, orientation: header.orientation, outputIsOpaque: format.isOpaque,
             maximumResultDimension: min(configuration.maximumResultDimension, options.sourceLimits.maximumResultDimension ?? .max),
-            watermark: watermarkImage
+            watermark: watermarkImage, sourceIsVector: header.format == .svg
         )
         var request = ImageRequest(url: url, targetSize: layout.decodeSize, contentMode: .fill, processors: [layout])
         request.prefersEmbeddedThumbnail = options.enforceThumbnail

@@ -207,7 +207,9 @@ public final class ImageService: Sendable {
         // 5-7. Fetch, transform and store, once for every identical request in flight.
         let result = try await result(for: key, source: source, forwarding: request, report: report) {
             { response, ticket throws(ServiceError) in
-                if let passed = self.passedThrough(response, options: options) { return (response.data, passed) }
+                if let passed = try await self.passedThrough(response, of: source, options: options, format: format, ticket: ticket) {
+                    return passed
+                }
                 try await ticket.transform()
                 defer { self.metrics.transformed() }
                 return try await self.transform(response.data, of: source, options: options, format: format)

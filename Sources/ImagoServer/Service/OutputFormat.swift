@@ -1,15 +1,17 @@
 import Imago
 
 /// An answer's format; `jpegOrPNG` is settled by the image: GIF for an
-/// animation, PNG for alpha, else JPEG. The raw values are the case names,
-/// part of the result cache's keys.
+/// animation, PNG for alpha, else JPEG. `svg` is an SVG source itself,
+/// sanitised, never an encoding: ``ImageService/passedThrough(_:of:options:format:ticket:)``
+/// answers it, or refuses it for a raster source. The raw values are the
+/// case names, part of the result cache's keys.
 enum OutputFormat: String, Sendable, Equatable {
-    case jpeg, png, webp, avif, gif, jxl, jpegOrPNG
+    case jpeg, png, webp, avif, gif, jxl, jpegOrPNG, svg
 
     /// The format to answer in: an explicit one, or for `auto` AVIF, then
     /// WebP, then JPEG XL, as the client's Accept field allows, else JPEG
     /// (GIF for an animation, PNG for images with alpha). Throws a 422 for
-    /// a format Imago does not write.
+    /// a format Imago does not write; `svg` is for SVG sources only.
     init(_ format: ProcessingOptions.Format, accept: String) throws(ServiceError) {
         switch format {
         case .jpeg: self = .jpeg
@@ -18,12 +20,14 @@ enum OutputFormat: String, Sendable, Equatable {
         case .avif: self = .avif
         case .gif: self = .gif
         case .jxl: self = .jxl
+        case .svg: self = .svg
         case .auto:
             let preferred: [(String, OutputFormat)] = [("image/avif", .avif), ("image/webp", .webp), ("image/jxl", .jxl)]
             self = preferred.first { Self.accepts($0.0, accept) }?.1 ?? .jpegOrPNG
-        case .heic, .bmp, .tiff, .ico, .svg:
+        case .heic, .bmp, .tiff, .ico:
             throw ServiceError(
-                .unprocessableContent, "the output format \(format.rawValue) is not supported: jpeg, png, webp, avif, gif and jxl are"
+                .unprocessableContent,
+                "the output format \(format.rawValue) is not supported: jpeg, png, webp, avif, gif and jxl are, and svg for SVG sources"
             )
         }
     }
@@ -55,6 +59,7 @@ enum OutputFormat: String, Sendable, Equatable {
             case .avif: .avif
             case .gif: .gif
             case .jxl: .jxl
+            case .svg: .svg
             }
         if options.quality > 0 { return options.quality }
         if let quality = options.formatQuality[named], quality > 0 { return quality }
@@ -63,7 +68,9 @@ enum OutputFormat: String, Sendable, Equatable {
     }
 
     /// The encoder that writes this format at `quality` (1-100, where the
-    /// format has one), with `metadata`.
+    /// format has one), with `metadata`. `svg` is never encoded (an SVG
+    /// source is answered as itself, a raster one refused, before any
+    /// decode): PNG stands in.
     func encoder(quality: Int, metadata: ImageMetadata = ImageMetadata()) -> any ImageEncoding {
         switch self {
         case .jpeg: JPEGEncoder(quality: quality, metadata: metadata)
@@ -72,6 +79,7 @@ enum OutputFormat: String, Sendable, Equatable {
         case .avif: AVIFEncoder(quality: quality, metadata: metadata)
         case .gif: GIFEncoder()
         case .jxl: JXLEncoder(quality: quality, metadata: metadata)
+        case .svg: PNGEncoder(metadata: metadata)
         case .jpegOrPNG: AlphaAwareEncoder(opaque: JPEGEncoder(quality: quality, metadata: metadata), alpha: PNGEncoder(metadata: metadata))
         }
     }
@@ -86,7 +94,7 @@ enum OutputFormat: String, Sendable, Equatable {
         case .webp: WebPEncoder(quality: Float(quality), metadata: metadata)
         case .avif: AVIFEncoder(quality: quality, metadata: metadata)
         case .gif, .jpegOrPNG: GIFEncoder()
-        case .jpeg, .png, .jxl: nil
+        case .jpeg, .png, .jxl, .svg: nil
         }
     }
 }

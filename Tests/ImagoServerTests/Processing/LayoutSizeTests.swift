@@ -212,4 +212,30 @@ struct LayoutSizeTests {
         #expect(try size("t:10/w:256") == nil, "trim decodes at full size")
         #expect(try size("c:512:384/w:256") == ImageSize(width: 512, height: 384), "a crop's region at the scale it needs")
     }
+
+    /// imgproxy's `calcScale` (v3.31, `processing/prepare.go`): "if
+    /// !po.Enlarge && !isVector" limits the scale to 1, so a vector source
+    /// reaches the box without `el`.
+    @Test("a vector source is enlarged to the box without el, and decoded at that size")
+    func vectorSource() throws {
+        func layout(_ options: String, vector: Bool) throws -> LayoutProcessor {
+            let parsed = try ProcessingOptions.Parser().options(options.split(separator: "/"))
+            return LayoutProcessor(
+                options: parsed, sourceSize: ImageSize(width: 40, height: 20), orientation: .up, outputIsOpaque: false,
+                maximumResultDimension: 8_192, watermark: nil, sourceIsVector: vector)
+        }
+        let source = try #require(Image(width: 40, height: 20, pixelFormat: .rgb8, pixels: [UInt8](repeating: 9, count: 40 * 20 * 3)))
+        for (options, raster, vector) in [
+            ("rs:fit:200:200", ImageSize(width: 40, height: 20), ImageSize(width: 200, height: 100)),
+            ("rs:fill:100:100", ImageSize(width: 40, height: 20), ImageSize(width: 100, height: 100)),
+            ("w:20", ImageSize(width: 20, height: 10), ImageSize(width: 20, height: 10)),
+        ] {
+            #expect(try layout(options, vector: false).process(source)?.size == raster, "\(options)")
+            #expect(try layout(options, vector: true).process(source)?.size == vector, "\(options)")
+        }
+        #expect(try layout("rs:fit:200:200", vector: false).decodeSize == nil)
+        #expect(try layout("rs:fit:200:200", vector: true).decodeSize == ImageSize(width: 200, height: 100))
+        #expect(try layout("rs:fill:100:100", vector: true).decodeSize == ImageSize(width: 200, height: 100))
+        #expect(try layout("rs:fit:20000:20000", vector: true).decodeSize == ImageSize(width: 8_192, height: 4_096), "the result limit holds")
+    }
 }

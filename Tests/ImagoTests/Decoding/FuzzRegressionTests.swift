@@ -18,7 +18,7 @@ struct FuzzRegressionTests {
     static let decoders: [String: any ImageDecoding] = [
         "jpeg": JPEGDecoder(), "png": PNGDecoder(), "webp": WebPDecoder(),
         "gif": GIFDecoder(), "avif": AVIFDecoder(), "heic": HEIFDecoder(), "jxl": JXLDecoder(),
-        "tiff": TIFFDecoder(), "bmp": BMPDecoder(), "ico": ICODecoder(),
+        "tiff": TIFFDecoder(), "bmp": BMPDecoder(), "ico": ICODecoder(), "svg": SVGDecoder(),
     ]
 
     /// `Fuzz/Regressions`, found from this file's path.

@@ -8,7 +8,7 @@ import Testing
 struct DataRequestTests {
     let folder = TemporaryDirectory()
     let clock = ManualClock(epoch: Date())
-    /// An SVG document: bytes no decoder takes, which data requests store all the same.
+    /// An SVG document: data requests store it as they store any bytes, undecoded.
     let document = VersionedImage { version in Data("<svg xmlns='http://www.w3.org/2000/svg' data-version='\(version)'/>".utf8) }
 
     func svg(_ version: Int) -> Data { document.makeBody(version) }
