@@ -105,6 +105,9 @@ extension ServeConfiguration {
                 configuration.objectStorage = configuration.objectStorage
             }
         ),
+        duration(
+            "result-store-timeout", "Seconds one request to the result store may take before the store is skipped for a while",
+            \.service.resultStoreTimeout),
         Setting(
             flag: "s3-path-style", variable: "IMAGO_S3_PATH_STYLE", valueName: "",
             summary: "Address objects as ENDPOINT/BUCKET/KEY, not BUCKET.ENDPOINT/KEY; implies --s3", isRepeatable: false, listSeparator: ",",

@@ -21,7 +21,7 @@ struct ServeConfigurationTests {
         "thumbor-source-base": "https://origin.example/images/", "local-root": "/tmp", "source-base": "https://media.example/",
         "source-header": "https://media.example/=Authorization: Bearer token", "source-headers-file": sourceHeadersFile, "s3": "1",
         "s3-endpoint": "http://127.0.0.1:9000", "s3-path-style": "1", "admin-bind": "127.0.0.1:9090", "metrics-bind": "127.0.0.1:9091",
-        "forward-header": "Accept-Language", "result-store": "s3://results/imago/",
+        "forward-header": "Accept-Language", "result-store": "s3://results/imago/", "result-store-timeout": "9",
     ]
     /// The file the `source-headers-file` sample names, written by the tests that read it.
     static let sourceHeadersFile = NSTemporaryDirectory() + "imago-sample-source-headers-\(getpid())"
