@@ -6,6 +6,7 @@ import ImagoSandbox
 import ImagoServer
 import Logging
 import Metrics
+import OTel
 import Prometheus
 import ServiceLifecycle
 
@@ -33,6 +34,8 @@ struct ServeCommand: AsyncParsableCommand {
         let format = settings.logFormat
         let level = settings.logLevel
         LoggingSystem.bootstrap { LineLogHandler(label: $0, format: format, level: level) }
+        // Before the service, whose HTTP clients take the tracer they find when made.
+        let traces = try Self.traces(environment: ProcessInfo.processInfo.environment)
         // Kept until the server stops: the demo's source.
         let origin = settings.demo ? try await Self.startDemo(&settings) : nil
         let logger = Logger(label: "imago.serve")
@@ -58,13 +61,14 @@ struct ServeCommand: AsyncParsableCommand {
         let demo = settings.demo
         let app = ServeApplication.application(
             service: service, host: host, port: port, logger: logger, servesMetrics: settings.adminBind == nil && settings.metricsBind == nil,
-            idleTimeout: settings.idleTimeout, writeTimeout: settings.writeTimeout
+            traces: traces != nil, idleTimeout: settings.idleTimeout, writeTimeout: settings.writeTimeout
         ) { port in
             // One line on stdout that scripts wait for (the port may have been 0).
             print(demo ? "demo: http://\(host):\(port)/" : "imago serve: listening on http://\(host):\(port)/")
             fflush(nil)
         }
-        var apps: [any Service] = [app]
+        // The exporter first, so that it stops last and sends the final spans.
+        var apps: [any Service] = (traces.map { [$0] } ?? []) + [app]
         if let adminBind = settings.adminBind, let token = settings.adminToken {
             let (host, port) = try ServeConfiguration.address(adminBind)
             let router = ServeApplication.adminRouter(service: service, token: token, logger: logger)
@@ -98,6 +102,32 @@ struct ServeCommand: AsyncParsableCommand {
         try? await origin?.shutdown()
         try stopped.get()
         logger.info("stopped; the cache's index snapshot is saved")
+    }
+
+    /// The OpenTelemetry exporter of traces, bootstrapped as the process's
+    /// tracer, when `OTEL_EXPORTER_OTLP_ENDPOINT` (or its `_TRACES_` form)
+    /// is set and `OTEL_SDK_DISABLED` is not `true`; else nil, and no span
+    /// is made. OTLP over HTTP, protobuf unless `OTEL_EXPORTER_OTLP_PROTOCOL`
+    /// is `http/json`; swift-otel reads the other `OTEL_*` variables
+    /// (service name, sampler, batch delays, headers).
+    private static func traces(environment: [String: String]) throws(ValidationError) -> (any Service)? {
+        let endpoints = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"].compactMap { environment[$0] }
+        guard endpoints.contains(where: { !$0.isEmpty }), environment["OTEL_SDK_DISABLED"]?.lowercased() != "true" else { return nil }
+        // swift-otel stops the process for a transport it was built without: named here instead.
+        let transport = environment["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] ?? environment["OTEL_EXPORTER_OTLP_PROTOCOL"] ?? "http/protobuf"
+        guard ["http/protobuf", "http/json"].contains(transport) else {
+            throw ValidationError("OTEL_EXPORTER_OTLP_PROTOCOL: imago exports over http/protobuf or http/json, not \(transport)")
+        }
+        var configuration = OTel.Configuration.default
+        configuration.serviceName = "imago"
+        configuration.diagnosticLogger = .custom(Logger(label: "imago.otel"))
+        configuration.logs.enabled = false
+        configuration.metrics.enabled = false
+        do {
+            return try OTel.bootstrap(configuration: configuration, environment: environment)
+        } catch {
+            throw ValidationError("OpenTelemetry (OTEL_* variables): \(error)")
+        }
     }
 
     /// Starts the demo's source (a generated gallery on 127.0.0.1) and

@@ -43,9 +43,9 @@ struct PurgeTests {
             // When it is purged with the token
             let purged = try await client.execute(uri: "/purge?source=\(encoded)", method: .post, headers: [.authorization: "Bearer " + Self.token])
             #expect(purged.status == .ok)
-            let body = try JSONDecoder().decode([String: String].self, from: Data(buffer: purged.body))
+            let body = try JSONDecoder().decode(ServeApplication.PurgeAnswer.self, from: Data(buffer: purged.body))
             // Then both answers and the source went, and the metrics are served there too
-            #expect(body["removed"] == "3", "\(body)")
+            #expect(body.removed == 3 && body.source == photo.absoluteString, "\(body)")
             #expect(try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer " + Self.token]).status == .ok)
             #expect(try await client.execute(uri: "/purge", method: .post, headers: [.authorization: "Bearer " + Self.token]).status == .badRequest)
         }

@@ -1,3 +1,4 @@
+import Tracing
 /// A failure that can say "this waiter left": what a waiter of a
 /// ``CoalescingPool`` gets when it cancels.
 package protocol CoalescingFailure: Error {
@@ -138,10 +139,14 @@ package final class CoalescingPool<Key: Hashable & Sendable & CustomStringConver
         observer: Observer,
         operation: @escaping @Sendable (Context) async -> Outcome
     ) -> Subscription {
-        subscribe(key: key, priority: priority, observer: observer) { context, complete in
+        // The trace the work's spans join: the starting caller's, which a detached task does not inherit.
+        let trace = ServiceContext.current
+        return subscribe(key: key, priority: priority, observer: observer) { context, complete in
             // Detached: the work must not inherit the caller's actor (a UI caller
             // would otherwise run it on the main actor).
-            let task = Task.detached(priority: priority.taskPriority) { complete(await operation(context)) }
+            let task = Task.detached(priority: priority.taskPriority) {
+                complete(await ServiceContext.$current.withValue(trace) { await operation(context) })
+            }
             return { task.cancel() }
         }
     }

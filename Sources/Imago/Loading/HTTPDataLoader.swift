@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
+import Tracing
 
 /// Loads data over HTTP(S) with AsyncHTTPClient: one client (and connection
 /// pool) per loader, bounded redirects, timeouts, and a response-size limit
@@ -63,6 +64,10 @@ public final class HTTPDataLoader: DataLoading {
         // until its connect timeout (10 s a request, 30 s with 3 attempts).
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         clientConfiguration.dnsOverride = dnsOverride ?? [:]
+        // The client's own spans start on its event loop, outside the
+        // caller's trace (roots of their own, one a request): the caller's
+        // trace is passed on in the request's fields instead (httpRequest).
+        clientConfiguration.tracing.tracer = nil
         return clientConfiguration
     }
 
@@ -135,7 +140,16 @@ public final class HTTPDataLoader: DataLoading {
             // A range counts encoded bytes, which are never kept: resumed requests ask for none.
             fields.add(name: "Accept-Encoding", value: fields.contains(name: "Range") ? "identity" : "gzip, deflate")
         }
+        // In a trace, the source hears of it (W3C traceparent), as from any traced client.
+        if let trace = ServiceContext.current { InstrumentationSystem.instrument.inject(trace, into: &fields, using: TraceFields()) }
         return try HTTPClient.Request(url: url.absoluteString, method: .GET, headers: fields)
+    }
+
+    /// Writes the fields of a trace's context into a request's.
+    private struct TraceFields: Injector {
+        func inject(_ value: String, forKey key: String, into fields: inout HTTPHeaders) {
+            fields.replaceOrAdd(name: key, value: value)
+        }
     }
 
     /// Runs `request` with `collector` receiving it; cancelling the calling

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import Tracing
 
 #if canImport(Glibc)
     import Glibc
@@ -65,11 +66,14 @@ extension ImagePipeline {
     /// let thumbnail = try await pipeline.render(bytes, as: ImageRequest(url: url, targetSize: box), encodedWith: JPEGEncoder(quality: 80))
     /// ```
     public func render(_ data: Data, as request: ImageRequest, encodedWith encoder: any ImageEncoding) async throws(ImagePipeline.Error) -> Data {
-        try await render(data, as: request) { image, name in
-            do throws(ImageEncodingError) {
-                return .success(try encoder.encode(image))
-            } catch {
-                return .failure(.encodingFailed(key: name, underlying: error))
+        let trace = ServiceContext.current
+        return try await render(data, as: request) { image, name in
+            TraceSpans.run("encode", in: trace) { () -> Result<Data, ImagePipeline.Error> in
+                do throws(ImageEncodingError) {
+                    return .success(try encoder.encode(image))
+                } catch {
+                    return .failure(.encodingFailed(key: name, underlying: error))
+                }
             }
         }
     }
@@ -79,6 +83,11 @@ extension ImagePipeline {
     /// `maximumFrameCount` frames, one frame in memory at a time, and writes
     /// them with `animated`, durations and loop count kept. A still image,
     /// or an animation cut to one frame, is encoded with `still`.
+    ///
+    /// Called in a trace (``TraceSpans``), it adds the spans `decode`,
+    /// `transform` (the processors) and `encode`; for an animation, the
+    /// first two are its first frame's, and `encode` covers the others'
+    /// decoding and processing too, as they are written one at a time.
     ///
     /// ```swift
     /// let bytes = try await pipeline.render(gif, as: request, encodedWith: PNGEncoder(), animatingWith: WebPEncoder(quality: 75))
@@ -90,26 +99,29 @@ extension ImagePipeline {
         let processing = ProcessStage(request.processors)
         let decoding = DecodeStage(request, pipeline: self)
         let name = request.url?.absoluteString ?? request.cacheKey
+        let trace = ServiceContext.current
         let outcome = await decodeThreads.run(priority: request.priority) { () -> Result<Data, ImagePipeline.Error> in
             let first: Image
-            switch decoding.run(data) {
+            switch TraceSpans.run("decode", in: trace, { decoding.run(data) }) {
             case .success(let image): first = image
             case .failure(let failure): return .failure(failure.error(key: name))
             }
             let processed: Image
-            switch processing.run(first) {
+            switch TraceSpans.run("transform", in: trace, { processing.run(first) }) {
             case .success(let image): processed = image
             case .failure(let failure): return .failure(failure.error(key: name))
             }
-            do throws(ImagePipeline.Error) {
-                guard let animation = first.animation, maximumFrameCount > 1 else {
-                    do throws(ImageEncodingError) { return .success(try still.encode(processed)) } catch {
-                        throw .encodingFailed(key: name, underlying: error)
+            return TraceSpans.run("encode", in: trace) { () -> Result<Data, ImagePipeline.Error> in
+                do throws(ImagePipeline.Error) {
+                    guard let animation = first.animation, maximumFrameCount > 1 else {
+                        do throws(ImageEncodingError) { return .success(try still.encode(processed)) } catch {
+                            throw .encodingFailed(key: name, underlying: error)
+                        }
                     }
+                    return .success(try Self.writeAnimation(animation, first: processed, processing, animated, maximumFrameCount, name))
+                } catch {
+                    return .failure(error)
                 }
-                return .success(try Self.writeAnimation(animation, first: processed, processing, animated, maximumFrameCount, name))
-            } catch {
-                return .failure(error)
             }
         }
         return try outcome.get()
@@ -150,8 +162,10 @@ extension ImagePipeline {
         _ data: Data, as request: ImageRequest, finish: @escaping @Sendable (Image, _ name: String) -> Result<Output, ImagePipeline.Error>
     ) async throws(ImagePipeline.Error) -> Output {
         let name = request.url?.absoluteString ?? request.cacheKey
+        let trace = ServiceContext.current
         let outcome = await decodeThreads.run(priority: request.priority) { [self] () -> Result<Output, ImagePipeline.Error> in
-            switch DecodeStage(request, pipeline: self).run(data).flatMap(ProcessStage(request.processors).run) {
+            let decoded = TraceSpans.run("decode", in: trace) { DecodeStage(request, pipeline: self).run(data) }
+            switch decoded.flatMap({ image in TraceSpans.run("transform", in: trace) { ProcessStage(request.processors).run(image) } }) {
             case .success(let image): return finish(image, name)
             case .failure(let failure): return .failure(failure.error(key: name))
             }

@@ -21,13 +21,19 @@ extension ServeApplication {
                 throw ServiceError(.badRequest, "expected /purge?source=URL-ENCODED-SOURCE")
             }
             let removed = try await service.purge(source: source)
-            let body = try JSONEncoder().encode(["source": source, "removed": String(removed)])
+            let body = try JSONEncoder().encode(PurgeAnswer(source: source, removed: removed))
             return Response(
                 status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
                 body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         addMetrics(to: router, service: service)
         return router
+    }
+
+    /// What `POST /purge` answers: the source, and how many entries went.
+    struct PurgeAnswer: Codable {
+        var source: String
+        var removed: Int
     }
 
     /// A router serving `/metrics` alone, for `--metrics-bind`.

@@ -13,8 +13,14 @@ public enum ServeApplication {
     /// The router `imago serve` answers with.
     /// The public routes; `servesMetrics: false` leaves `/metrics` to
     /// another listener (``adminRouter(service:token:logger:)``, ``metricsRouter(service:)``).
-    public static func router(service: ImageService, logger: Logger, servesMetrics: Bool = true) -> Router<ImageRequestContext> {
+    /// With `traces`, each request is a span of the bootstrapped tracer
+    /// (Hummingbird's `TracingMiddleware`, which continues a W3C
+    /// `traceparent`), the parent of the service's own spans.
+    public static func router(
+        service: ImageService, logger: Logger, servesMetrics: Bool = true, traces: Bool = false
+    ) -> Router<ImageRequestContext> {
         let router = Router(context: ImageRequestContext.self)
+        if traces { router.add(middleware: TracingMiddleware()) }
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: AccessLogMiddleware(logger: logger))
         router.add(middleware: MetricsMiddleware(service.metrics))
@@ -41,12 +47,12 @@ public enum ServeApplication {
     /// request (the queue's deadline plus the source timeout), since no
     /// write completes while a request waits.
     public static func application(
-        service: ImageService, host: String, port: Int, logger: Logger, servesMetrics: Bool = true,
+        service: ImageService, host: String, port: Int, logger: Logger, servesMetrics: Bool = true, traces: Bool = false,
         idleTimeout: Duration = .seconds(30), writeTimeout: Duration = .seconds(120),
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         application(
-            router: router(service: service, logger: logger, servesMetrics: servesMetrics), host: host, port: port, logger: logger,
+            router: router(service: service, logger: logger, servesMetrics: servesMetrics, traces: traces), host: host, port: port, logger: logger,
             idleTimeout: idleTimeout, writeTimeout: writeTimeout, onServerRunning: onServerRunning)
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Imago
 import ImagoCaching
 import Logging
+import Tracing
 
 /// Encoded answers kept in object storage too, where every instance sees
 /// them: an instance that has not made an answer asks the store before it
@@ -64,13 +65,11 @@ final class SharedResultStore: Sendable {
         let url = objectURL(key)
         let body = Self.encode(result)
         writes.enter()
+        let trace = ServiceContext.current
         Task.detached { [self] in
             defer { writes.leave() }
-            do {
-                try await loader.put(body, to: url, timeout: timeout)
-            } catch {
-                failed("PUT \(url.absoluteString): \(error)")
-            }
+            let written = await TraceSpans.within(trace) { try await loader.put(body, to: url, timeout: timeout) }
+            if case .failure(let error) = written { failed("PUT \(url.absoluteString): \(error)") }
         }
     }
 

@@ -7,7 +7,9 @@ extension ImageService {
     /// back with the validator `previous` was made from: then `previous` is
     /// renewed as it is. Each step waits for its turn (``AdmissionControl``;
     /// `make` waits for its transformation turn itself, if it needs one).
-    /// The answer is kept in the result cache before it is returned.
+    /// The answer is kept in the result cache before it is returned. In a
+    /// trace, the steps are the spans `source fetch` and `store` (and the
+    /// pipeline's `decode`, `transform` and `encode`).
     func makeResult(
         _ key: ResultKey, source url: URL, forwarded: HTTPFields, previous: EncodedResult?,
         make: (DataResponse, AdmissionControl.Ticket) async throws(ServiceError) -> (Data, mediaType: String)
@@ -20,7 +22,9 @@ extension ImageService {
         // taken from the source cache, nor kept there for another.
         var request = ImageRequest(url: url, headers: forwarded)
         if !forwarded.isEmpty { request.cachePolicy = .none }
-        do { source = try await pipeline.data(for: request) } catch { throw ServiceError(error) }
+        source = try await TraceSpans.run("source fetch") { () throws(ServiceError) in
+            do throws(ImagePipeline.Error) { return try await pipeline.data(for: request) } catch { throw ServiceError(error) }
+        }
         guard source.statusCode == 200 || source.statusCode == 203 else {
             throw ServiceError(ImagePipeline.Error.httpStatus(code: source.statusCode, url: url))
         }
@@ -35,8 +39,10 @@ extension ImageService {
             data: bytes, mediaType: mediaType, sourceValidator: version.validator, lastModified: version.lastModified,
             maxAge: version.maxAge, lifetime: version.lifetime
         )
-        await results.store(result, forKey: key)
-        store?.put(result, forKey: key)
+        await TraceSpans.run("store") {
+            await results.store(result, forKey: key)
+            store?.put(result, forKey: key)
+        }
         return result
     }
 

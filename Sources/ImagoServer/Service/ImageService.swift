@@ -5,6 +5,7 @@ import Imago
 import ImagoCaching
 import Logging
 import NIOCore
+import Tracing
 
 /// The image service: signed, cached, SSRF-guarded image URLs, as routes
 /// for any Hummingbird router. `imago serve` runs them behind its own
@@ -260,13 +261,17 @@ public final class ImageService: Sendable {
             return kept
         }
         let make = maker()
+        // The shared work runs in a task of its own: its spans join the trace of the request that started it.
+        let trace = ServiceContext.current
         let result = try await results.shared(key) { () throws(ServiceError) in
-            // Another instance may have made it: one GET from the shared store, no decode.
-            if let shared = await self.store?.fetch(key) {
-                await self.results.store(shared, forKey: key)
-                return shared
-            }
-            return try await self.makeResult(key, source: source, forwarded: forwarded, previous: kept, make: make)
+            try await TraceSpans.within(trace) { () throws(ServiceError) in
+                // Another instance may have made it: one GET from the shared store, no decode.
+                if let shared = await self.store?.fetch(key) {
+                    await self.results.store(shared, forKey: key)
+                    return shared
+                }
+                return try await self.makeResult(key, source: source, forwarded: forwarded, previous: kept, make: make)
+            }.get()
         }
         report?.record { $0.cacheOutcome = kept?.etag == result.etag ? .revalidated : .miss }
         return result

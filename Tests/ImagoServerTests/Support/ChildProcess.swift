@@ -9,8 +9,9 @@ final class ChildProcess: Sendable {
     private let output: Pipe
 
     /// Starts `name` (`ImageHost`, `imago`) with `arguments`, its
-    /// environment this process's plus `environment`.
-    init(_ name: String, arguments: [String], environment: [String: String] = [:]) throws {
+    /// environment this process's plus `environment`; its standard error
+    /// is read with its output when `readsErrors`, else dropped.
+    init(_ name: String, arguments: [String], environment: [String: String] = [:], readsErrors: Bool = false) throws {
         let executable = try #require(BuiltExecutable.path(name), "\(name) was not built next to the tests")
         process = Process()
         output = Pipe()
@@ -18,18 +19,31 @@ final class ChildProcess: Sendable {
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = readsErrors ? output : FileHandle.nullDevice
         try process.run()
     }
 
     /// The first line the process prints, read off a thread of its own.
     func firstLine() async throws -> String {
+        try await line { _ in true }
+    }
+
+    /// The first line the process prints that `matches` takes (log lines
+    /// before it are read and dropped); an error if it exits first.
+    func line(where matches: @escaping @Sendable (String) -> Bool) async throws -> String {
         let line = await read { handle in
-            var bytes: [UInt8] = []
-            while let byte = handle.readData(ofLength: 1).first, byte != UInt8(ascii: "\n") { bytes.append(byte) }
-            return String(decoding: bytes, as: UTF8.self)
+            while true {
+                var bytes: [UInt8] = []
+                var byte = handle.readData(ofLength: 1).first
+                while let next = byte, next != UInt8(ascii: "\n") {
+                    bytes.append(next)
+                    byte = handle.readData(ofLength: 1).first
+                }
+                let line = String(decoding: bytes, as: UTF8.self)
+                if byte == nil || matches(line) { return line }
+            }
         }
-        guard !line.isEmpty else { throw CocoaError(.fileReadCorruptFile) }
+        guard !line.isEmpty, matches(line) else { throw CocoaError(.fileReadCorruptFile) }
         return line
     }
 
