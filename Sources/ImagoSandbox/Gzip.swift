@@ -7,15 +7,9 @@ public func gzipped(_ data: Data) throws -> Data {
     let folder = TemporaryDirectory("imago-gzip")
     let input = folder.appending("body")
     try data.write(to: URL(fileURLWithPath: input))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["gzip", "-c", "-9", input]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let compressed = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+    let gzip = try Subprocess("/usr/bin/env", arguments: ["gzip", "-c", "-9", input])
+    let compressed = gzip.output?.readDataToEndOfFile() ?? Data()
+    guard gzip.wait() == .exited(0) else { throw CocoaError(.fileWriteUnknown) }
     return compressed
 }
 

@@ -150,7 +150,7 @@ struct ServeConfigurationTests {
     func help() async throws {
         let imago = try ChildProcess("imago", arguments: ["serve", "--help"])
         let (help, status) = await imago.allOutput()
-        #expect(status == 0)
+        #expect(status == .exited(0))
         // ArgumentParser wraps lines: compare words.
         let words = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         for setting in ServeConfiguration.settings {

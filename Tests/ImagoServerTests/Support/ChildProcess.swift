@@ -5,22 +5,16 @@ import Testing
 /// An executable of this package, built next to the tests, run as a child
 /// process whose standard output the test reads.
 final class ChildProcess: Sendable {
-    private let process: Process
-    private let output: Pipe
+    private let process: Subprocess
 
     /// Starts `name` (`ImageHost`, `imago`) with `arguments`, its
     /// environment this process's plus `environment`; its standard error
     /// is read with its output when `readsErrors`, else dropped.
     init(_ name: String, arguments: [String], environment: [String: String] = [:], readsErrors: Bool = false) throws {
         let executable = try #require(BuiltExecutable.path(name), "\(name) was not built next to the tests")
-        process = Process()
-        output = Pipe()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = output
-        process.standardError = readsErrors ? output : FileHandle.nullDevice
-        try process.run()
+        process = try Subprocess(
+            executable, arguments: arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            errors: readsErrors ? .merged : .discarded)
     }
 
     /// The first line the process prints, read off a thread of its own.
@@ -47,20 +41,19 @@ final class ChildProcess: Sendable {
         return line
     }
 
-    /// Everything the process prints until it exits, and its exit status.
-    func allOutput() async -> (String, Int32) {
+    /// Everything the process prints until it exits, and how it ended.
+    func allOutput() async -> (String, Subprocess.Termination) {
         let text = await read { String(decoding: $0.readDataToEndOfFile(), as: UTF8.self) }
-        process.waitUntilExit()
-        return (text, process.terminationStatus)
+        return (text, process.wait())
     }
 
     func stop() {
-        process.terminate()
-        process.waitUntilExit()
+        process.send(SIGTERM)
+        process.wait()
     }
 
     private func read(_ body: @escaping @Sendable (FileHandle) -> String) async -> String {
-        let handle = output.fileHandleForReading
+        guard let handle = process.output else { return "" }
         return await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: body(handle)) }.start()
         }

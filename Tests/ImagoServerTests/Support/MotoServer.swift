@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoSandbox
 import Testing
 
 @testable import ImagoServer
@@ -12,7 +13,7 @@ import Testing
 final class MotoServer: Sendable {
     let endpoint: URL
     let credentials: AWSCredentials
-    private let process: Process
+    private let process: Subprocess
 
     static var venv: String? {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -29,21 +30,17 @@ final class MotoServer: Sendable {
     /// Starts the server and puts `objects` (key: bytes) in `bucket`.
     init(bucket: String, objects: [String: Data]) async throws {
         let venv = try #require(Self.venv, "no moto: run scripts/moto-venv.sh, or set IMAGO_MOTO_VENV")
-        let process = Process()
-        let errors = Pipe()
-        process.executableURL = URL(fileURLWithPath: venv + "/bin/moto_server")
-        process.arguments = ["-H", "127.0.0.1", "-p", "0"]
         // The fixture's calls (3 IAM calls, the bucket, one an object) go unchecked, no more.
-        process.environment = ProcessInfo.processInfo.environment.merging(["INITIAL_NO_AUTH_ACTION_COUNT": "\(4 + objects.count)"]) { $1 }
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let environment = ProcessInfo.processInfo.environment.merging(["INITIAL_NO_AUTH_ACTION_COUNT": "\(4 + objects.count)"]) { $1 }
+        let process = try Subprocess(
+            venv + "/bin/moto_server", arguments: ["-H", "127.0.0.1", "-p", "0"], environment: environment, pipesOutput: false, errors: .piped)
         self.process = process
         // Werkzeug says where it listens once it does.
-        let line = await Self.firstLine(in: errors.fileHandleForReading) { $0.contains("Running on http://") }
+        let errors = try #require(process.errors)
+        let line = await Self.firstLine(in: errors) { $0.contains("Running on http://") }
         guard let found = line?.range(of: "http://127.0.0.1:[0-9]+", options: .regularExpression), let endpoint = URL(string: String(line![found]))
         else {
-            kill(process.processIdentifier, SIGKILL)
+            process.send(SIGKILL)
             throw POSIXError(.ECONNREFUSED)
         }
         self.endpoint = endpoint
@@ -57,16 +54,10 @@ final class MotoServer: Sendable {
             try data.write(to: URL(fileURLWithPath: path))
             arguments.append(key + "=" + path)
         }
-        let fixture = Process()
-        let output = Pipe()
-        fixture.executableURL = URL(fileURLWithPath: venv + "/bin/python")
-        fixture.arguments = arguments
-        fixture.standardOutput = output
-        try fixture.run()
-        let json = output.fileHandleForReading.readDataToEndOfFile()
-        fixture.waitUntilExit()
-        guard fixture.terminationStatus == 0 else {
-            kill(process.processIdentifier, SIGKILL)
+        let fixture = try Subprocess(venv + "/bin/python", arguments: arguments)
+        let json = fixture.output?.readDataToEndOfFile() ?? Data()
+        guard fixture.wait() == .exited(0) else {
+            process.send(SIGKILL)
             throw POSIXError(.EIO)
         }
         let keys = try JSONDecoder().decode([String: String].self, from: json)
@@ -76,8 +67,8 @@ final class MotoServer: Sendable {
     /// Kills the server: it holds nothing worth a clean stop, and Werkzeug
     /// may take its time over SIGTERM while a connection is open.
     func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.send(SIGKILL)
+        process.wait()
     }
 
     /// The first line of `handle` that `matches`, read off a thread of its

@@ -118,16 +118,12 @@ struct DiskCacheCrashTests {
 
 /// A child process whose standard output is read line by line.
 final class TortureChild {
-    private let process = Process()
-    private let output = Pipe()
+    private let process: Subprocess
     private var buffer = Data()
     private var finished = false
 
     init(executable: String, arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = output
-        try process.run()
+        process = try Subprocess(executable, arguments: arguments)
     }
 
     /// The next line, or nil at end of output.
@@ -139,7 +135,7 @@ final class TortureChild {
                 return Substring(line)
             }
             if finished { return nil }
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = process.output?.availableData ?? Data()
             if chunk.isEmpty { finished = true } else { buffer.append(chunk) }
         }
     }
@@ -151,7 +147,7 @@ final class TortureChild {
     }
 
     func kill() {
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.send(SIGKILL)
+        process.wait()
     }
 }

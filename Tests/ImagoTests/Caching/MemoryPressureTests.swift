@@ -156,24 +156,24 @@ struct MemoryPressureTests {
         // pages are charged to the group, which must reclaim to stay under
         // 64 MiB. The test waits for the first trim or the writer's end.
         let scratch = TemporaryDirectory("imago-pressure")
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
         let fill = "dd if=/dev/zero of=\(scratch.appending("fill")) bs=1M count=256 conv=notrunc status=none"
-        writer.arguments = ["-c", "echo $$ > \(group.folder)/cgroup.procs && for i in 1 2 3 4 5 6 7 8; do \(fill); done"]
-        writer.terminationHandler = { _ in
+        let writer = try Subprocess(
+            "/bin/sh", arguments: ["-c", "echo $$ > \(group.folder)/cgroup.procs && for i in 1 2 3 4 5 6 7 8; do \(fill); done"],
+            pipesOutput: false)
+        Thread {
+            writer.wait()
             events.withLock { $0.writerDone = true }
             events.signalAll()
-        }
-        try writer.run()
+        }.start()
         defer {
-            writer.terminate()
-            writer.waitUntilExit()
+            writer.send(SIGTERM)
+            writer.wait()
         }
         let first = events.withLockWhenReady { events -> MemoryTrim?? in
             if let trim = events.trims.first { return .some(trim) }
             return events.writerDone ? .some(nil) : nil
         }
-        #expect(first == .toHalf, "no pressure event; the writer ended with status \(writer.isRunning ? -1 : writer.terminationStatus)")
+        #expect(first == .toHalf, "no pressure event; the writer ended: \(events.withLock { $0.writerDone })")
         #expect(cache.totalCost <= 32 << 20)
         print(
             "MemoryPressureTests.realCgroup: \(sources.map(\.description)) reported pressure; the cache was trimmed to \(cache.totalCost >> 20) MiB")

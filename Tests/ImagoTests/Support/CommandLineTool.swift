@@ -1,4 +1,5 @@
 import Foundation
+import ImagoSandbox
 
 /// A command-line tool from Debian's packages: run on encoded bytes, to check
 /// the encoders' output with a reader other than our own decoders
@@ -34,20 +35,10 @@ struct CommandLineTool {
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw Failure(description: "\(path) is missing: scripts/install-dependencies.sh installs it")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        // One pipe for both streams, read to its end before waiting, so that
-        // a full pipe cannot stall the tool.
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let printed = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let (printed, ended) = try Subprocess.run(path, arguments: arguments)
         let text = String(decoding: printed, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(path) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus): \(text)")
+        guard ended == .exited(0) else {
+            throw Failure(description: "\(path) \(arguments.joined(separator: " ")) ended with \(ended): \(text)")
         }
         return text
     }
