@@ -16,8 +16,9 @@ guard arguments.count == 4, let seed = UInt64(arguments[2]), var version = Int(a
 }
 
 func say(_ line: String) {
-    // Unbuffered: each line must reach the parent before the next step.
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    // Unbuffered: each line must reach the parent before the next step. A
+    // parent that is gone (a closed pipe) ends the run.
+    do { try FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8)) } catch { exit(3) }
 }
 
 let cache: DiskCache
