@@ -16,9 +16,16 @@
 # instance that answers a variant of an image fetches and keeps its source:
 # the instances run with --keep-every-source, since by default a source is
 # kept from its second fetch by the same instance, which would hide where
-# the sources went).
+# the sources went). Each phase also prints its transformations per
+# distinct variant answered (the instances' imago_transformations_total).
 #   --duration N   seconds of load per phase (default 20)
 #   --instances N  imago serve instances per phase (default 3)
+#   --shared-store two more phases, round robin through a front without a
+#                  cache (so that every instance meets every variant): the
+#                  instances' own caches only, then with a result store
+#                  shared through moto's S3 server (--result-store); prints
+#                  `transformations per distinct variant: X without the
+#                  store, Y with it` and exits 1 unless Y is below X
 #   IMAGO_BIN      the imago binary (default .build/debug/imago, from `swift build`)
 # Installs what it needs when missing (Debian's nginx, wrk, python3-pil,
 # curl). Everything it makes is in one temporary folder, removed at exit.
@@ -27,11 +34,13 @@ cd "$(dirname "$0")/.."
 
 duration=20
 instances=3
+shared_store=no
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=${2:?--duration needs a number of seconds}; shift 2 ;;
     --instances) instances=${2:?--instances needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --shared-store) shared_store=yes; shift ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "cluster.sh: unknown argument $1 (see --help)" >&2; exit 64 ;;
   esac
 done
@@ -69,13 +78,19 @@ wait_ready() {
   wait_until "$2" "$3" "$4" "$1" curl -fs --max-time 2 -o /dev/null "$1"
 }
 
-# Ports: two fronts, then the instances of each phase; the source on 127.0.0.2.
-read -r -a ports <<<"$("$python" "$helper" ports $((2 + 2 * instances)))"
+# Ports: four fronts, then the instances of each phase, then moto's; the
+# source on 127.0.0.2.
+read -r -a ports <<<"$("$python" "$helper" ports $((5 + 4 * instances)))"
 source_port=$("$python" "$helper" ports --host 127.0.0.2 1)
 hash_port=${ports[0]}
 round_robin_port=${ports[1]}
-hash_ports=("${ports[@]:2:instances}")
-round_robin_ports=("${ports[@]:2+instances:instances}")
+local_port=${ports[2]}
+store_port=${ports[3]}
+hash_ports=("${ports[@]:4:instances}")
+round_robin_ports=("${ports[@]:4+instances:instances}")
+local_ports=("${ports[@]:4+2*instances:instances}")
+store_ports=("${ports[@]:4+3*instances:instances}")
+moto_port=${ports[4+4*instances]}
 
 # The source images and the request list, signed with keys made for this run.
 key=$("$python" -c 'import secrets; print(secrets.token_hex(32))')
@@ -99,6 +114,8 @@ mkdir -p "$tmp"/nginx-temp
 sed -e "s|@DIR@|$tmp|g" -e "s|@USER@|$user|" -e "s|@SOURCE_PORT@|$source_port|" \
   -e "s|@HASH_PORT@|$hash_port|" -e "s|@ROUND_ROBIN_PORT@|$round_robin_port|" -e "s|@INSTANCES@|$instances|" \
   -e "s|@HASH_SERVERS@|$(servers "${hash_ports[@]}")|" -e "s|@ROUND_ROBIN_SERVERS@|$(servers "${round_robin_ports[@]}")|" \
+  -e "s|@LOCAL_PORT@|$local_port|" -e "s|@STORE_PORT@|$store_port|" \
+  -e "s|@LOCAL_SERVERS@|$(servers "${local_ports[@]}")|" -e "s|@STORE_SERVERS@|$(servers "${store_ports[@]}")|" \
   scripts/cluster/nginx.conf.template >"$tmp/nginx.conf"
 nginx -q -t -e "$tmp/nginx-error.log" -p "$tmp/" -c "$tmp/nginx.conf" || { cat "$tmp/nginx-error.log" >&2; exit 1; }
 nginx -e "$tmp/nginx-error.log" -p "$tmp/" -c "$tmp/nginx.conf" -g "daemon off;" &
@@ -107,11 +124,15 @@ pids+=("$nginx_pid")
 wait_ready "http://127.0.0.1:$hash_port/nginx-health" "$nginx_pid" 30 "$tmp/nginx-error.log"
 wait_ready "http://127.0.0.2:$source_port/0.jpg" "$nginx_pid" 30 "$tmp/nginx-error.log"
 
-# Starts one instance; its pid in `instance_pid`.
+# Starts one instance, with `instance_environment` and `instance_flags`
+# too; its pid in `instance_pid`.
+instance_environment=()
+instance_flags=()
 start_instance() {
   local port=$1 folder=$2 log=$3
-  IMAGO_KEY=$key IMAGO_SALT=$salt "$imago" serve --bind "127.0.0.1:$port" --cache "$folder" \
-    --allowed-sources "http://127.0.0.2:$source_port/" --allow-source-network 127.0.0.2/32 --keep-every-source >>"$log" 2>&1 &
+  env IMAGO_KEY="$key" IMAGO_SALT="$salt" "${instance_environment[@]}" "$imago" serve --bind "127.0.0.1:$port" --cache "$folder" \
+    --allowed-sources "http://127.0.0.2:$source_port/" --allow-source-network 127.0.0.2/32 --keep-every-source \
+    "${instance_flags[@]}" >>"$log" 2>&1 &
   instance_pid=$!
   disown "$instance_pid" # no "Killed" line from bash when the kill lands
   pids+=("$instance_pid")
@@ -159,13 +180,19 @@ run_phase() {
   wait "$wrk_pid" || wrk_status=$?
   wrk_pid=
   [ "$wrk_status" -eq 0 ] || { echo "cluster.sh: wrk exited with $wrk_status:" >&2; cat "$tmp/wrk-$name.txt" >&2; exit 1; }
-  for index in "${!instance_pids[@]}"; do stop_process "${instance_pids[$index]}" TERM 30; done
+  local metrics=()
+  for index in "${!instance_pids[@]}"; do
+    curl -fs --max-time 10 -o "$tmp/$name-$index.metrics" "http://${addresses[$index]}/metrics" || true
+    metrics+=("$tmp/$name-$index.metrics")
+    stop_process "${instance_pids[$index]}" TERM 30
+  done
 
   local restart=()
   [ -z "$victim" ] || restart=(--restarted "${addresses[$victim]}" --restarted-at "$restarted_at")
   "$python" "$helper" report --title "$title" --wrk "$tmp/wrk-$name.txt" --log "$tmp/access-$name.log" \
     --instances "$(IFS=,; echo "${addresses[*]}")" --folders "$(IFS=,; echo "${folders[*]}")" \
-    --connections "$connections" --duration "$duration" "${restart[@]}" --event "$event" --json "$tmp/$name.json"
+    --connections "$connections" --duration "$duration" "${restart[@]}" --event "$event" --json "$tmp/$name.json" \
+    --metrics "$(IFS=,; echo "${metrics[*]}")"
 }
 
 echo "imago cluster: $instances instances behind nginx $(nginx -v 2>&1 | sed 's|.*/||'), $image_count source images (800x600 JPEG), $duration s of load per phase"
@@ -173,13 +200,43 @@ echo
 run_phase hash "consistent hashing (hash \$request_uri consistent), one instance killed and restarted" "$hash_port" yes "${hash_ports[@]}"
 run_phase round-robin "round robin (same load, fresh caches, no kill)" "$round_robin_port" no "${round_robin_ports[@]}"
 
-"$python" - "$tmp/hash.json" "$tmp/round-robin.json" "$((SECONDS - started))" <<'EOF'
+if [ "$shared_store" = yes ]; then
+  # moto's S3 server (scripts/moto-venv.sh makes its environment), checking
+  # signatures after the fixture's own calls, with a bucket for the answers.
+  venv=$(MOTO_VENV=${IMAGO_MOTO_VENV:-.build/moto-venv} scripts/moto-venv.sh)
+  INITIAL_NO_AUTH_ACTION_COUNT=4 "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port" >"$tmp/moto.log" 2>&1 &
+  moto_pid=$!
+  pids+=("$moto_pid")
+  # A connection, not a request: moto counts requests against the fixture's unchecked ones.
+  wait_until "$moto_pid" 60 "$tmp/moto.log" "moto's S3 server" bash -c "exec 3<>/dev/tcp/127.0.0.1/$moto_port"
+  store_keys=$("$venv/bin/python" scripts/s3_fixture.py "http://127.0.0.1:$moto_port" results)
+  access_key=$("$python" -c 'import json, sys; print(json.loads(sys.argv[1])["accessKeyID"])' "$store_keys")
+  secret_key=$("$python" -c 'import json, sys; print(json.loads(sys.argv[1])["secretAccessKey"])' "$store_keys")
+
+  run_phase local "round robin without a front cache, each instance's own caches" "$local_port" no "${local_ports[@]}"
+  instance_environment=(AWS_ACCESS_KEY_ID="$access_key" AWS_SECRET_ACCESS_KEY="$secret_key" AWS_REGION=us-east-1)
+  instance_flags=(--s3-endpoint "http://127.0.0.1:$moto_port" --s3-path-style --result-store s3://results/cluster/)
+  run_phase store "round robin without a front cache, a result store shared through S3 (moto)" "$store_port" no "${store_ports[@]}"
+  instance_environment=()
+  instance_flags=()
+fi
+
+store_reports=()
+[ "$shared_store" = no ] || store_reports=("$tmp/local.json" "$tmp/store.json")
+"$python" - "$tmp/hash.json" "$tmp/round-robin.json" "$((SECONDS - started))" "${store_reports[@]}" <<'EOF'
 import json, sys
 hashed, robin = (json.load(open(path)) for path in sys.argv[1:3])
 print(f"duplication, consistent hashing vs round robin: results {hashed['duplication']:.2f} vs {robin['duplication']:.2f}, "
       f"sources {hashed['sources_duplication']:.2f} vs {robin['sources_duplication']:.2f}")
 print(f"run took {sys.argv[3]} s")
-print(f"failed requests: {hashed['failed'] + robin['failed']}")
+phases = [hashed, robin]
+if len(sys.argv) > 4:
+    local, shared = (json.load(open(path)) for path in sys.argv[4:6])
+    phases += [local, shared]
+    print(f"transformations per distinct variant: {local['transformations_per_variant']:.2f} without the store, "
+          f"{shared['transformations_per_variant']:.2f} with it")
+print(f"failed requests: {sum(phase['failed'] for phase in phases)}")
 print(f"duplication factor: {hashed['duplication']:.2f}")
-sys.exit(1 if hashed["failed"] + robin["failed"] or not hashed["requests"] or not robin["requests"] else 0)
+store_helps = len(phases) == 2 or shared["transformations_per_variant"] < local["transformations_per_variant"]
+sys.exit(1 if sum(phase["failed"] for phase in phases) or not all(phase["requests"] for phase in phases) or not store_helps else 0)
 EOF

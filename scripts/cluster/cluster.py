@@ -203,10 +203,32 @@ def report(args):
         print(f"  {address:<19} {share:>7.1%} ({served.get(address, 0):>5})   {results:>14}  {sources:>14}{note}")
     print(f"  distinct results {len(distinct)}, entries {results_total}, duplication factor {duplication:.2f}")
     print(f"  distinct sources {len(sources_distinct)}, entries {sources_total}, duplication factor {sources_duplication:.2f}")
+    # Variants answered (a URI in one Accept variant), against the
+    # transformations the instances made for them (their /metrics at the end).
+    variants = {(row["variant"], row["uri"]) for row in rows if 200 <= row["status"] < 300}
+    transformations = sum(metric(path, "imago_transformations_total") for path in args.metrics.split(",") if path)
+    store_hits = sum(metric(path, "imago_result_store_hits_total") for path in args.metrics.split(",") if path)
+    per_variant = transformations / len(variants) if variants else 0.0
+    print(f"  transformations {transformations:.0f} for {len(variants)} distinct variants answered: {per_variant:.2f} per variant"
+          + (f"; {store_hits:.0f} answers taken from the shared store" if store_hits else "")
+          + (" (the killed instance's count before the kill is lost)" if args.restarted else ""))
     print()
     with open(args.json, "w") as output:
         json.dump(dict(failed=failed, requests=client["requests"], duplication=duplication,
-                       sources_duplication=sources_duplication), output)
+                       sources_duplication=sources_duplication, transformations_per_variant=per_variant), output)
+
+
+def metric(path, name):
+    """The value of the metric `name` (without labels) in a Prometheus
+    text exposition saved at `path`; 0 when it is not there."""
+    if not os.path.exists(path):
+        return 0.0
+    with open(path) as exposition:
+        for line in exposition:
+            fields = line.split()
+            if len(fields) == 2 and fields[0] == name:
+                return float(fields[1])
+    return 0.0
 
 
 def main():
@@ -244,6 +266,7 @@ def main():
     command.add_argument("--restarted-at", type=float, default=0.0, help="Unix time it was ready again")
     command.add_argument("--event", default="")
     command.add_argument("--json", required=True)
+    command.add_argument("--metrics", default="", help="comma-separated files of the instances' /metrics at the end")
     command.set_defaults(run=report)
 
     args = parser.parse_args()
