@@ -94,7 +94,7 @@ let package = Package(
         // the outputs' quality.
         .executableTarget(
             name: "AnimationResize",
-            dependencies: ["CacheWorkloads", .product(name: "Imago", package: "Imago")]
+            dependencies: ["CacheWorkloads", .product(name: "Imago", package: "Imago"), .product(name: "ImagoCodecFixtures", package: "Imago")]
         ),
         // TurboJPEG called directly, for the ceiling the Thumbnails benchmark
         // compares against (the library's own CTurboJPEG module is no product).

@@ -190,13 +190,12 @@ public enum FormatFixtures {
         return output.data
     }
 
-    /// A GIF89a with no colour table at all (giflib will not write one):
-    /// one frame of 8-bit palette `indices` covering the screen.
-    public static func gifWithoutColorTables(width: Int, height: Int, indices: [UInt8]) -> Data {
-        func littleEndian16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
-        // LZW with 8-bit literals: a clear code, every index as a literal,
-        // the end code; 9-bit codes packed from the least significant bit.
-        // Start a new table before the codes would widen to 10 bits.
+    /// A GIF image's data for `indices` (its code size, 8, then its
+    /// sub-blocks and their terminator) that any LZW decoder reads and no
+    /// encoder under test wrote: a clear code, every index as a literal,
+    /// the end code, 9-bit codes packed from the least significant bit, a
+    /// new table every 250 literals, before the codes would widen to 10 bits.
+    public static func uncompressedGIFImageData(_ indices: [UInt8]) -> [UInt8] {
         var codes: [Int] = []
         for (offset, index) in indices.enumerated() {
             if offset % 250 == 0 { codes.append(256) }
@@ -216,13 +215,21 @@ public enum FormatFixtures {
             }
         }
         if bitCount > 0 { packed.append(UInt8(bits & 0xFF)) }
-        var data = Array("GIF89a".utf8) + littleEndian16(width) + littleEndian16(height) + [0, 0, 0]
-        data += [0x2C] + littleEndian16(0) + littleEndian16(0) + littleEndian16(width) + littleEndian16(height) + [0, 8]
+        var data: [UInt8] = [8]
         for start in stride(from: 0, to: packed.count, by: 255) {
             let block = packed[start..<min(packed.count, start + 255)]
             data += [UInt8(block.count)] + block
         }
-        return Data(data + [0, 0x3B])
+        return data + [0]
+    }
+
+    /// A GIF89a with no colour table at all (giflib will not write one):
+    /// one frame of 8-bit palette `indices` covering the screen.
+    public static func gifWithoutColorTables(width: Int, height: Int, indices: [UInt8]) -> Data {
+        func littleEndian16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
+        var data = Array("GIF89a".utf8) + littleEndian16(width) + littleEndian16(height) + [0, 0, 0]
+        data += [0x2C] + littleEndian16(0) + littleEndian16(0) + littleEndian16(width) + littleEndian16(height) + [0]
+        return Data(data + uncompressedGIFImageData(indices) + [0x3B])
     }
 
     // MARK: - AVIF

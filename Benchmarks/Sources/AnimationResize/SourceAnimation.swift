@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCodecFixtures
 
 /// The source GIFs the benchmark resizes, made without Imago's GIF encoder,
 /// so that changing the encoder does not change the input: each frame is
@@ -175,31 +176,7 @@ struct GIFBytes {
         for value in [0, 0, width, height] { appendShort(value) }
         bytes.append(colors == nil ? 0 : 0x87)
         if let colors { appendTable(colors) }
-        var codes = [256]
-        for (count, index) in indices.enumerated() {
-            if count % 250 == 0, count > 0 { codes.append(256) }
-            codes.append(Int(index))
-        }
-        codes.append(257)
-        var packed: [UInt8] = []
-        var (bits, bitCount) = (0, 0)
-        for code in codes {
-            bits |= code << bitCount
-            bitCount += 9
-            while bitCount >= 8 {
-                packed.append(UInt8(bits & 0xFF))
-                bits >>= 8
-                bitCount -= 8
-            }
-        }
-        if bitCount > 0 { packed.append(UInt8(bits)) }
-        bytes.append(8)
-        for start in stride(from: 0, to: packed.count, by: 255) {
-            let block = packed[start..<min(packed.count, start + 255)]
-            bytes.append(UInt8(block.count))
-            bytes += block
-        }
-        bytes.append(0)
+        bytes += FormatFixtures.uncompressedGIFImageData(indices)
     }
 
     mutating func finish() -> Data {
