@@ -1,6 +1,15 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// IMAGO_WITHOUT_OTEL=1 leaves the OTLP trace exporter out of `imago`: the
+// ThreadSanitizer build (scripts/test.sh) sets it, since with
+// -sanitize=thread Swift 6.3 refuses to compile swift-otel 1.6.0 (a
+// region-isolation error in its batch span processor). Spans are still
+// made through swift-distributed-tracing; only the exporter is missing.
+let exportsTraces = Context.environment["IMAGO_WITHOUT_OTEL"] == nil
+let tracesExporter: [Target.Dependency] = exportsTraces ? [.product(name: "OTel", package: "swift-otel")] : []
+let tracesSetting: [SwiftSetting] = exportsTraces ? [.define("IMAGO_OTEL")] : []
+
 let package = Package(
     name: "Imago",
     // Linux only: the codecs are Debian's system libraries (apt providers
@@ -40,10 +49,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // Already in the graph through AsyncHTTPClient and Hummingbird: spans.
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+    ]
         // The OTLP exporter behind `imago serve`'s traces; HTTP only, so
         // that gRPC's packages are not built.
-        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
-    ],
+        + (exportsTraces ? [.package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"])] : []),
     targets: [
         // Codecs from Debian's packages.
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -110,10 +119,10 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "OTel", package: "swift-otel"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ] + tracesExporter,
+            swiftSettings: tracesSetting
         ),
         .target(
             name: "ImagoServer",
@@ -161,7 +170,8 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            resources: [.copy("Origins/aws-sig-v4-test-suite")]
+            resources: [.copy("Origins/aws-sig-v4-test-suite")],
+            swiftSettings: tracesSetting
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -6,9 +6,12 @@ import ImagoSandbox
 import ImagoServer
 import Logging
 import Metrics
-import OTel
 import Prometheus
 import ServiceLifecycle
+
+#if IMAGO_OTEL
+    import OTel
+#endif
 
 /// `imago serve`: the image service. Its settings are
 /// ``ServeConfiguration/settings``: every one a flag and an `IMAGO_*`
@@ -113,21 +116,25 @@ struct ServeCommand: AsyncParsableCommand {
     private static func traces(environment: [String: String]) throws(ValidationError) -> (any Service)? {
         let endpoints = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"].compactMap { environment[$0] }
         guard endpoints.contains(where: { !$0.isEmpty }), environment["OTEL_SDK_DISABLED"]?.lowercased() != "true" else { return nil }
-        // swift-otel stops the process for a transport it was built without: named here instead.
-        let transport = environment["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] ?? environment["OTEL_EXPORTER_OTLP_PROTOCOL"] ?? "http/protobuf"
-        guard ["http/protobuf", "http/json"].contains(transport) else {
-            throw ValidationError("OTEL_EXPORTER_OTLP_PROTOCOL: imago exports over http/protobuf or http/json, not \(transport)")
-        }
-        var configuration = OTel.Configuration.default
-        configuration.serviceName = "imago"
-        configuration.diagnosticLogger = .custom(Logger(label: "imago.otel"))
-        configuration.logs.enabled = false
-        configuration.metrics.enabled = false
-        do {
-            return try OTel.bootstrap(configuration: configuration, environment: environment)
-        } catch {
-            throw ValidationError("OpenTelemetry (OTEL_* variables): \(error)")
-        }
+        #if IMAGO_OTEL
+            // swift-otel stops the process for a transport it was built without: named here instead.
+            let transport = environment["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] ?? environment["OTEL_EXPORTER_OTLP_PROTOCOL"] ?? "http/protobuf"
+            guard ["http/protobuf", "http/json"].contains(transport) else {
+                throw ValidationError("OTEL_EXPORTER_OTLP_PROTOCOL: imago exports over http/protobuf or http/json, not \(transport)")
+            }
+            var configuration = OTel.Configuration.default
+            configuration.serviceName = "imago"
+            configuration.diagnosticLogger = .custom(Logger(label: "imago.otel"))
+            configuration.logs.enabled = false
+            configuration.metrics.enabled = false
+            do {
+                return try OTel.bootstrap(configuration: configuration, environment: environment)
+            } catch {
+                throw ValidationError("OpenTelemetry (OTEL_* variables): \(error)")
+            }
+        #else
+            throw ValidationError("OTEL_EXPORTER_OTLP_ENDPOINT: this imago was built without the OTLP exporter (IMAGO_WITHOUT_OTEL)")
+        #endif
     }
 
     /// Starts the demo's source (a generated gallery on 127.0.0.1) and

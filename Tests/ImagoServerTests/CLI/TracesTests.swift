@@ -4,9 +4,17 @@ import Imago
 import ImagoSandbox
 import Testing
 
+#if IMAGO_OTEL
+    private let otlpExporterBuilt = true
+#else
+    private let otlpExporterBuilt = false
+#endif
+
 /// `imago serve` with `OTEL_EXPORTER_OTLP_ENDPOINT` set, run as a process
-/// (the tracer is the process's), exporting to a receiver on loopback.
-@Suite("Traces: OpenTelemetry spans over OTLP/HTTP")
+/// (the tracer is the process's), exporting to a receiver on loopback. Not
+/// in builds without the exporter (IMAGO_WITHOUT_OTEL, the ThreadSanitizer
+/// run).
+@Suite("Traces: OpenTelemetry spans over OTLP/HTTP", .enabled(if: otlpExporterBuilt))
 struct TracesTests {
     static let traceparent = HTTPField.Name("traceparent")!
 
