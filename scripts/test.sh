@@ -33,8 +33,9 @@ echo "== swift test --sanitize=thread"
 tsan_reports=$PWD/.build-tsan/reports
 rm -rf "$tsan_reports" && mkdir -p "$tsan_reports"
 tsan_status=0
+# Without the OTLP exporter, which Swift 6.3 will not compile with the
+# sanitizer (Package.swift).
 TSAN_OPTIONS="log_path=$tsan_reports/tsan ${TSAN_OPTIONS:-}" \
-  # Without the OTLP exporter, which Swift 6.3 will not compile with the sanitizer (Package.swift).
   IMAGO_WITHOUT_OTEL=1 swift test --sanitize=thread --scratch-path .build-tsan || tsan_status=$?
 if [ "$tsan_status" -ne 0 ]; then
   for report in "$tsan_reports"/tsan*; do
