@@ -39,8 +39,10 @@
 # Needs nginx, wrk and curl (Debian: apt-get install nginx-light wrk curl) and
 # python3 with venv. IMAGO=path uses that imago binary instead of building one.
 # IMAGO_BASELINE=path adds a third server, "base": another imago binary (an
-# earlier commit's), in every round after imago, so that two versions'
-# ratios to thumbor come from one run.
+# earlier commit's), in every round, so that two versions' ratios to thumbor
+# come from one run. The servers take turns going first: odd rounds run
+# thumbor, imago, base; even rounds the reverse, so that neither imago
+# always runs on a machine just warmed (or heated) by the other.
 set -euo pipefail
 
 rounds=3
@@ -318,7 +320,9 @@ for workload in $workloads; do
     fi
     for c in $concurrencies; do
         for round in $(seq "$rounds"); do
-            for server in $servers; do run_round "$workload" "$c" "$server" "$round"; done
+            order=$servers
+            [ $((round % 2)) -eq 0 ] && order=$(echo "$servers" | tr ' ' '\n' | tac | tr '\n' ' ')
+            for server in $order; do run_round "$workload" "$c" "$server" "$round"; done
         done
     done
 done

@@ -34,8 +34,9 @@ tsan_reports=$PWD/.build-tsan/reports
 rm -rf "$tsan_reports" && mkdir -p "$tsan_reports"
 tsan_status=0
 # Without the OTLP exporter, which Swift 6.3 will not compile with the
-# sanitizer (Package.swift).
-TSAN_OPTIONS="log_path=$tsan_reports/tsan ${TSAN_OPTIONS:-}" \
+# sanitizer (Package.swift); scripts/tsan-suppressions.txt says what it
+# suppresses and why.
+TSAN_OPTIONS="log_path=$tsan_reports/tsan suppressions=$PWD/scripts/tsan-suppressions.txt ${TSAN_OPTIONS:-}" \
   IMAGO_WITHOUT_OTEL=1 swift test --sanitize=thread --scratch-path .build-tsan || tsan_status=$?
 if [ "$tsan_status" -ne 0 ]; then
   for report in "$tsan_reports"/tsan*; do

@@ -17,7 +17,7 @@ public func fuzzSVG(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 /// thread ends after the input, which the leak check would take for a
 /// leak, and a document slow in ways the counts do not catch is worth
 /// seeing as a timeout.
-let decoder = SVGDecoder(limits: .init(renderTimeLimit: nil))
+let decoder = SVGDecoder(limits: .init(renderCPUTimeLimit: nil))
 
 /// What the sanitiser writes is sanitised already (a second pass changes
 /// nothing), and holds only allowed elements and no event handler,

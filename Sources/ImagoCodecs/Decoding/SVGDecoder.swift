@@ -31,7 +31,7 @@ import Foundation
 /// (``SVGRenderThreads``). The counts above refuse the documents built to
 /// multiply work, but not every slow one (a path of a million segments
 /// across the canvas, a wide `feMorphology`): librsvg cannot stop a
-/// render, so past ``Limits/renderTimeLimit`` the decode fails and the
+/// render, so past ``Limits/renderCPUTimeLimit`` the decode fails and the
 /// render is left to finish on its thread, its result dropped; while
 /// ``Limits/maximumOverdueRenders`` are running, SVG decodes are refused.
 ///
@@ -57,9 +57,11 @@ public struct SVGDecoder: ImageDecoding {
         /// with the square of a node's length. Default: 10,000,000 (a node
         /// of 3,000 characters, or 2,000 short labels).
         public var maximumTextCost: Int
-        /// How long a caller waits for librsvg's render; nil renders on the
-        /// caller's thread, without a limit. Default: 10 s.
-        public var renderTimeLimit: Duration?
+        /// How much CPU time librsvg's render may use before the caller
+        /// stops waiting for it; nil renders on the caller's thread, without
+        /// a limit. It counts the render thread's own time, so a busy
+        /// machine makes a render slower, never refused. Default: 10 s.
+        public var renderCPUTimeLimit: Duration?
         /// How many renders past their time limit may still be running, in
         /// the process, before SVG decodes are refused. Default: 2.
         public var maximumOverdueRenders: Int
@@ -67,7 +69,7 @@ public struct SVGDecoder: ImageDecoding {
         /// Creates limits.
         public init(
             maximumByteCount: Int = 10 << 20, maximumDrawnElementCount: Int = 200_000, maximumNestingDepth: Int = 200,
-            maximumFilterPrimitiveRuns: Int = 200, maximumTextCost: Int = 10_000_000, renderTimeLimit: Duration? = .seconds(10),
+            maximumFilterPrimitiveRuns: Int = 200, maximumTextCost: Int = 10_000_000, renderCPUTimeLimit: Duration? = .seconds(10),
             maximumOverdueRenders: Int = 2
         ) {
             self.maximumByteCount = maximumByteCount
@@ -75,7 +77,7 @@ public struct SVGDecoder: ImageDecoding {
             self.maximumNestingDepth = maximumNestingDepth
             self.maximumFilterPrimitiveRuns = maximumFilterPrimitiveRuns
             self.maximumTextCost = maximumTextCost
-            self.renderTimeLimit = renderTimeLimit
+            self.renderCPUTimeLimit = renderCPUTimeLimit
             self.maximumOverdueRenders = maximumOverdueRenders
         }
     }
@@ -114,8 +116,8 @@ public struct SVGDecoder: ImageDecoding {
             throw ImageDecodingError(code: .refused, format: .svg, detail: "\(size) has a side over cairo's \(Self.maximumSide) pixels")
         }
         let viewport = structure.intrinsicSize
-        guard let timeLimit = limits.renderTimeLimit else { return try Self.render(document, viewport: viewport, at: size) }
-        let outcome = SVGRenderThreads.shared.run(timeLimit: timeLimit, maximumOverdue: limits.maximumOverdueRenders) {
+        guard let timeLimit = limits.renderCPUTimeLimit else { return try Self.render(document, viewport: viewport, at: size) }
+        let outcome = SVGRenderThreads.shared.run(cpuTimeLimit: timeLimit, maximumOverdue: limits.maximumOverdueRenders) {
             Result { () throws(ImageDecodingError) in try Self.render(document, viewport: viewport, at: size) }
         }
         switch outcome {
@@ -124,7 +126,7 @@ public struct SVGDecoder: ImageDecoding {
         case .overdue:
             throw ImageDecodingError(
                 code: .refused, format: .svg,
-                detail: "librsvg took longer than \(timeLimit) to render \(size); the render runs on, its result dropped")
+                detail: "librsvg used more than \(timeLimit) of CPU time to render \(size); the render runs on, its result dropped")
         case .refused(let overdue):
             throw ImageDecodingError(
                 code: .refused, format: .svg,

@@ -188,17 +188,18 @@ struct SVGDecoderHostileTests {
         }
     }
 
-    @Test("a render past the time limit fails the decode and runs on, counted; with no overdue render allowed, decodes are refused")
+    @Test("a render past the CPU time limit fails the decode and runs on, counted; with no overdue render allowed, decodes are refused")
     func renderTimeLimit() {
         // About a quarter of a second of text layout, far past a millisecond.
         let slow = Self.svg("<text y=\"10\">" + String(repeating: "a", count: 2_000) + "</text>")
-        let hurried = SVGDecoder(limits: .init(renderTimeLimit: .milliseconds(1), maximumOverdueRenders: 100))
+        let hurried = SVGDecoder(limits: .init(renderCPUTimeLimit: .milliseconds(1), maximumOverdueRenders: 100))
         let refusal = error(slow, decoder: hurried)
-        #expect(refusal?.code == .refused && refusal?.detail.contains("took longer than") == true, "\(String(describing: refusal))")
+        let detail = refusal?.detail ?? ""
+        #expect(refusal?.code == .refused && detail.contains("used more than 0.001 seconds of CPU time"), "\(String(describing: refusal))")
         let none = SVGDecoder(limits: .init(maximumOverdueRenders: 0))
         let refused = error(Self.svg(""), decoder: none)
         #expect(refused?.code == .refused && refused?.detail.contains("at most 0 may") == true, "\(String(describing: refused))")
-        #expect(error(Self.svg(""), decoder: SVGDecoder(limits: .init(renderTimeLimit: nil, maximumOverdueRenders: 0))) == nil)
+        #expect(error(Self.svg(""), decoder: SVGDecoder(limits: .init(renderCPUTimeLimit: nil, maximumOverdueRenders: 0))) == nil)
     }
 
     @Test("limits: bytes, nesting depth and drawn elements, each named in the error")
