@@ -56,6 +56,8 @@ public final class ImageService: Sendable {
         try configuration.validate()
         let http = HTTPDataLoader(
             configuration: .init(
+                // A source may stall as long as its whole download may take.
+                readTimeout: configuration.sourceTimeout,
                 requestTimeout: configuration.sourceTimeout,
                 maximumResponseSize: configuration.maximumSourceSize,
                 // A source body of unknown length goes to disk past 1 MiB, not to
@@ -70,7 +72,8 @@ public final class ImageService: Sendable {
                 settings: storage,
                 http: HTTPDataLoader(
                     configuration: .init(
-                        requestTimeout: configuration.sourceTimeout, maximumRedirects: 0, maximumResponseSize: configuration.maximumSourceSize,
+                        readTimeout: configuration.sourceTimeout, requestTimeout: configuration.sourceTimeout, maximumRedirects: 0,
+                        maximumResponseSize: configuration.maximumSourceSize,
                         temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(), userAgent: "Imago")))
         }
         let loader = OriginLoader(
