@@ -166,6 +166,7 @@ let package = Package(
             dependencies: [
                 // ImageHost and ImagoCLI (the imago command): run as processes by the tests.
                 "ImagoServer", "ImagoSandbox", "ImagoCodecFixtures", "ImageHost", "ImagoCLI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

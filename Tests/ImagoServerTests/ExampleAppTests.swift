@@ -23,7 +23,7 @@ struct ExampleAppTests {
         )
         defer { app.stop() }
         let base = try #require(URL(string: try await app.firstLine().replacingOccurrences(of: "listening on ", with: "")))
-        let client = HTTPDataLoader()
+        let client = Patient.loader()
 
         // When its own route and its image routes are asked for
         let page = try await client.loadData(for: DataRequest(url: base)) { _ in }

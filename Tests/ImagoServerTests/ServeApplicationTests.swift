@@ -1,5 +1,4 @@
 import Foundation
-import HummingbirdTesting
 import Imago
 import ImagoCodecFixtures
 import ImagoSandbox
@@ -21,22 +20,23 @@ struct ServeApplicationTests {
         source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
         let folder = TemporaryDirectory()
         let service = ImageServiceTests.service(in: folder)
-        let app = ServeApplication.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
+        let (group, running, base) = try await Self.serve(service, drainTimeout: .seconds(600))
         let path = ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg"))
-        try await app.test(.live) { client in
-            let get = try await client.execute(uri: path, method: .get, headers: [.init("X-Request-ID")!: "abc-123"])
-            #expect(get.status.code == 200)
-            #expect(get.headers[.init("X-Request-ID")!] == "abc-123")
-            let length = try #require(get.headers[.contentLength])
-            #expect(Int(length) == get.body.readableBytes)
-            let head = try await client.execute(uri: path, method: .head, headers: [.init("X-Request-ID")!: "bad id\u{7f}"])
-            #expect(head.status.code == 200 && head.body.readableBytes == 0)
-            #expect(head.headers[.contentLength] == length)
-            #expect(head.headers[.init("X-Request-ID")!] != "bad id\u{7f}" && head.headers[.init("X-Request-ID")!] != nil)
-            let refused = try await client.execute(uri: "/unsafe/w:60/plain/file:///etc/passwd", method: .get)
-            #expect(refused.status.code == 400)
-            #expect(String(buffer: refused.body).contains("scheme file"))
-        }
+        let requestID = HTTPField.Name("X-Request-ID")!
+        let get = try await Patient.send(ServiceRequest(path: path, headers: [requestID: "abc-123"]), to: base)
+        #expect(get.status == 200)
+        #expect(get.headers[requestID] == "abc-123")
+        let length = try #require(get.headers[.contentLength])
+        #expect(Int(length) == get.body.count)
+        let head = try await Patient.send(ServiceRequest(method: .head, path: path, headers: [requestID: "bad id\u{7f}"]), to: base)
+        #expect(head.status == 200 && head.body.isEmpty)
+        #expect(head.headers[.contentLength] == length)
+        #expect(head.headers[requestID] != "bad id\u{7f}" && head.headers[requestID] != nil)
+        let refused = try await Patient.send(ServiceRequest(path: "/unsafe/w:60/plain/file:///etc/passwd"), to: base)
+        #expect(refused.status == 400)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("scheme file"))
+        await group.triggerGracefulShutdown()
+        try await running.value
         try await source.shutdown()
     }
 
@@ -107,11 +107,10 @@ struct ServeApplicationTests {
     }
 
     /// Serves `service` on a random loopback port, run by the group `imago
-    /// serve` runs it in, and sends it one request for `/photo.jpg` of
-    /// `source`, which is held at the source until the test releases it.
-    static func holdOneRequest(
-        _ service: ImageService, source: TestImageServer, drainTimeout: Duration
-    ) async throws -> (ServiceGroup, Task<Void, any Error>, Task<DataLoadingResponse, any Error>, HTTPDataLoader) {
+    /// serve` runs it in: the group, the task running it, and the base URL.
+    static func serve(
+        _ service: ImageService, drainTimeout: Duration
+    ) async throws -> (ServiceGroup, Task<Void, any Error>, String) {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = ServeApplication.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test")) { port in
             portContinuation.yield(port)
@@ -120,9 +119,18 @@ struct ServeApplicationTests {
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
-        let url = URL(string: "http://127.0.0.1:\(port)" + ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg")))!
+        return (group, running, "http://127.0.0.1:\(port)")
+    }
+
+    /// Serves `service` as ``serve(_:drainTimeout:)`` does and sends it one request for `/photo.jpg` of
+    /// `source`, which is held at the source until the test releases it.
+    static func holdOneRequest(
+        _ service: ImageService, source: TestImageServer, drainTimeout: Duration
+    ) async throws -> (ServiceGroup, Task<Void, any Error>, Task<DataLoadingResponse, any Error>, HTTPDataLoader) {
+        let (group, running, base) = try await serve(service, drainTimeout: drainTimeout)
+        let url = URL(string: base + ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg")))!
         source.holdResponses()
-        let loader = HTTPDataLoader()
+        let loader = Patient.loader()
         let answer = Task { try await loader.loadData(for: DataRequest(url: url)) { _ in } }
         await source.waitForRequests("/photo.jpg", count: 1)
         return (group, running, answer, loader)

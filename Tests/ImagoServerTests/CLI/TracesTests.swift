@@ -36,7 +36,7 @@ struct TracesTests {
         // When a client in a trace asks for a thumbnail
         let (traceID, parentID) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7")
         let path = ImageServiceOptionsTests.plain("w:50/f:png", source.url("/photo.jpg"))
-        let answer = try await HTTPDataLoader().loadData(
+        let answer = try await Patient.loader().loadData(
             for: DataRequest(
                 url: try #require(URL(string: String(base.absoluteString.dropLast()) + path)),
                 headers: [Self.traceparent: "00-\(traceID)-\(parentID)-01"])
