@@ -8,12 +8,17 @@ import Testing
 /// Serves one image with an ETag the way an origin server does Range
 /// requests (206 when If-Range matches, 200 otherwise), stalling the first
 /// `cuts` responses after `cutAfter` bytes until the client's read timeout
-/// gives up (a stall rather than a close, which may lose bytes in flight).
+/// gives up (a stall rather than a close, which may lose bytes in flight);
+/// with `cutsUntilRanged`, also every whole answer until a Range has been
+/// asked for, so that a client that kept too little to continue (a loaded
+/// machine reads slowly before its timeout fires) meets the stall again
+/// rather than a whole answer.
 final class RangeServer: Sendable {
     struct State {
         var body: Data
         var etag: String
         var cuts: Int
+        var cutsUntilRanged: Bool
         /// The size of the last body sent whole.
         var lastWholeCount = 0
         var ranges: [String] = []
@@ -22,8 +27,8 @@ final class RangeServer: Sendable {
     static let cutAfter = 100_000
     let state: Locked<State>
 
-    init(body: Data, etag: String = "\"v1\"", cuts: Int = 1) {
-        state = Locked(State(body: body, etag: etag, cuts: cuts))
+    init(body: Data, etag: String = "\"v1\"", cuts: Int = 1, cutsUntilRanged: Bool = false) {
+        state = Locked(State(body: body, etag: etag, cuts: cuts, cutsUntilRanged: cutsUntilRanged))
     }
 
     func respond(to request: TestImageServer.Request) -> TestImageServer.Response {
@@ -41,8 +46,8 @@ final class RangeServer: Sendable {
             if start > 0 { headers[.contentRange] = "bytes \(start)-\(state.body.count - 1)/\(state.body.count)" }
             let slice = Data(state.body[start...])
             let status = start > 0 ? 206 : 200
-            if state.cuts > 0 {
-                state.cuts -= 1
+            if state.cuts > 0 || (state.cutsUntilRanged && state.ranges.isEmpty) {
+                state.cuts = max(0, state.cuts - 1)
                 return .init(status: status, headers: headers, body: slice, behaviour: .stall(after: Self.cutAfter))
             }
             state.lastWholeCount = slice.count
@@ -110,7 +115,7 @@ struct ResumableDownloadTests {
 
     @Test("a body stalled mid-way is continued by the retry with Range and If-Range, and the image is whole")
     func resumeOnRetry() async throws {
-        let ranges = RangeServer(body: Self.first.data)
+        let ranges = RangeServer(body: Self.first.data, cutsUntilRanged: true)
         try await withServer(ranges) { server, loader, url in
             let disk = try openDisk()
             defer { disk.close() }
