@@ -20,7 +20,8 @@ struct ServeApplicationTests {
         source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
         let folder = TemporaryDirectory()
         let service = ImageServiceTests.service(in: folder)
-        let (group, running, base) = try await Self.serve(service, drainTimeout: .seconds(600))
+        let (group, running, port) = try await Self.serve(service, drainTimeout: .seconds(600))
+        let base = "http://127.0.0.1:\(port)"
         let path = ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg"))
         let requestID = HTTPField.Name("X-Request-ID")!
         let get = try await Patient.send(ServiceRequest(path: path, headers: [requestID: "abc-123"]), to: base)
@@ -88,14 +89,7 @@ struct ServeApplicationTests {
     func slowHeaders() async throws {
         let folder = TemporaryDirectory()
         let service = ImageServiceTests.service(in: folder)
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = ServeApplication.application(
-            service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"), idleTimeout: .milliseconds(300)
-        ) { portContinuation.yield($0) }
-        let group = ServeApplication.serviceGroup([app], drainTimeout: .seconds(10), logger: Logger(label: "test"))
-        let running = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
+        let (group, running, port) = try await Self.serve(service, drainTimeout: .seconds(10), idleTimeout: .milliseconds(300))
 
         let whole = await RawConnection.exchange(port: port, send: "GET /health HTTP/1.1\r\nHost: imago\r\n\r\n")
         #expect(whole.received.hasPrefix("HTTP/1.1 200"), "\(whole.received)")
@@ -107,19 +101,19 @@ struct ServeApplicationTests {
     }
 
     /// Serves `service` on a random loopback port, run by the group `imago
-    /// serve` runs it in: the group, the task running it, and the base URL.
+    /// serve` runs it in: the group, the task running it, and the port.
     static func serve(
-        _ service: ImageService, drainTimeout: Duration
-    ) async throws -> (ServiceGroup, Task<Void, any Error>, String) {
+        _ service: ImageService, drainTimeout: Duration, idleTimeout: Duration = .seconds(30)
+    ) async throws -> (ServiceGroup, Task<Void, any Error>, Int) {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = ServeApplication.application(service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test")) { port in
-            portContinuation.yield(port)
-        }
+        let app = ServeApplication.application(
+            service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"), idleTimeout: idleTimeout
+        ) { portContinuation.yield($0) }
         let group = ServeApplication.serviceGroup([app], drainTimeout: drainTimeout, logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
-        return (group, running, "http://127.0.0.1:\(port)")
+        return (group, running, port)
     }
 
     /// Serves `service` as ``serve(_:drainTimeout:)`` does and sends it one request for `/photo.jpg` of
@@ -127,8 +121,8 @@ struct ServeApplicationTests {
     static func holdOneRequest(
         _ service: ImageService, source: TestImageServer, drainTimeout: Duration
     ) async throws -> (ServiceGroup, Task<Void, any Error>, Task<DataLoadingResponse, any Error>, HTTPDataLoader) {
-        let (group, running, base) = try await serve(service, drainTimeout: drainTimeout)
-        let url = URL(string: base + ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg")))!
+        let (group, running, port) = try await serve(service, drainTimeout: drainTimeout)
+        let url = URL(string: "http://127.0.0.1:\(port)" + ImageServiceTests.path("w:60/f:png", source.url("/photo.jpg")))!
         source.holdResponses()
         let loader = Patient.loader()
         let answer = Task { try await loader.loadData(for: DataRequest(url: url)) { _ in } }

@@ -22,7 +22,7 @@ enum Patient {
         var outgoing = HTTPClientRequest(url: base + request.path)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headers { outgoing.headers.add(name: field.name.rawName, value: field.value) }
-        let response = try await HTTPClient.shared.execute(outgoing, timeout: TimeAmount.seconds(600))
+        let response = try await HTTPClient.shared.execute(outgoing, timeout: TimeAmount(timeout))
         let body = try await response.body.collect(upTo: 64 << 20)
         var headers = HTTPFields()
         for (name, value) in response.headers {
