@@ -130,13 +130,19 @@ struct ResumableDownloadTests {
 
     @Test("the kept bytes survive a restart: a new pipeline on the same folder asks only for the rest")
     func resumeAfterRestart() async throws {
-        let ranges = RangeServer(body: Self.first.data)
+        let ranges = RangeServer(body: Self.first.data, cutsUntilRanged: true)
         try await withServer(ranges) { _, loader, url in
             do {
                 let disk = try openDisk()
                 defer { disk.close() }
-                await #expect(throws: ImagePipeline.Error.self) { try await pipeline(loader, disk, retries: .none).image(for: url) }
-                let kept = disk.cachedData(forKey: DiskKey.partialDownload(url.absoluteString))?.data.count ?? 0
+                // Single attempts until one kept enough to continue: on a
+                // loaded machine the read timeout may fire before the client
+                // has read 16 KB, and then nothing is kept.
+                var kept = 0
+                for _ in 0..<20 where kept < PartialDownload.minimumCount {
+                    await #expect(throws: ImagePipeline.Error.self) { try await pipeline(loader, disk, retries: .none).image(for: url) }
+                    kept = disk.cachedData(forKey: DiskKey.partialDownload(url.absoluteString))?.data.count ?? 0
+                }
                 #expect((PartialDownload.minimumCount...RangeServer.cutAfter).contains(kept))
                 #expect(!disk.containsData(forKey: url.absoluteString))
             }
