@@ -116,7 +116,7 @@ struct ServeApplicationTests {
         return (group, running, port)
     }
 
-    /// Serves `service` as ``serve(_:drainTimeout:)`` does and sends it one request for `/photo.jpg` of
+    /// Serves `service` as ``serve(_:drainTimeout:idleTimeout:)`` does and sends it one request for `/photo.jpg` of
     /// `source`, which is held at the source until the test releases it.
     static func holdOneRequest(
         _ service: ImageService, source: TestImageServer, drainTimeout: Duration

@@ -11,9 +11,9 @@ import NIOHTTP1
 enum Patient {
     static let timeout = Duration.seconds(600)
 
-    /// A loader whose reads and requests may each take ``timeout``.
+    /// A loader whose connections, reads and requests may each take ``timeout``.
     static func loader() -> HTTPDataLoader {
-        HTTPDataLoader(configuration: .init(readTimeout: timeout, requestTimeout: timeout))
+        HTTPDataLoader(configuration: .init(connectTimeout: timeout, readTimeout: timeout, requestTimeout: timeout))
     }
 
     /// Sends `request` to `base` (such as `http://127.0.0.1:8080`) over a
