@@ -26,13 +26,19 @@ public protocol DataLoading: Sendable {
 public struct DataRequest: Sendable, Hashable {
     /// The URL to load.
     public var url: URL
-    /// Extra request fields, in order.
+    /// Extra request fields, in order, sent on every hop of a redirect
+    /// chain but for `Authorization`, `Cookie` and `Proxy-Authorization`,
+    /// which stop at the first hop to another origin.
     public var headers: HTTPFields
+    /// Fields sent only to the URLs under their prefix, checked again at
+    /// every redirect hop.
+    public var scopedHeaders: [ScopedFields]
 
     /// Creates a data request.
-    public init(url: URL, headers: HTTPFields = [:]) {
+    public init(url: URL, headers: HTTPFields = [:], scopedHeaders: [ScopedFields] = []) {
         self.url = url
         self.headers = headers
+        self.scopedHeaders = scopedHeaders
     }
 }
 

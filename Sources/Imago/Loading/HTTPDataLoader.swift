@@ -38,18 +38,17 @@ public final class HTTPDataLoader: DataLoading {
     /// Creates a loader with its own HTTP client.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(configuration, dnsOverride: nil))
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(configuration, dnsOverride: [:]))
         pinnedClients = configuration.sourceGuard.map { _ in
             PinnedClients { Self.clientConfiguration(configuration, dnsOverride: $0) }
         }
     }
 
-    /// The HTTP client's settings; with a DNS override (a guarded loader's
-    /// pinned client) redirects come back to the loader, which checks each.
-    private static func clientConfiguration(_ configuration: Configuration, dnsOverride: [String: String]?) -> HTTPClient.Configuration {
+    /// The HTTP client's settings: redirects come back to the loader, which
+    /// follows them itself; a guarded loader's pinned clients override DNS.
+    private static func clientConfiguration(_ configuration: Configuration, dnsOverride: [String: String]) -> HTTPClient.Configuration {
         var clientConfiguration = HTTPClient.Configuration(
-            redirectConfiguration: dnsOverride == nil && configuration.maximumRedirects > 0
-                ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow,
+            redirectConfiguration: .disallow,
             timeout: .init(connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.readTimeout)),
             // The limit applies to the inflated size: a small gzip body that
             // inflates past the response-size limit is refused as it inflates.
@@ -63,7 +62,7 @@ public final class HTTPDataLoader: DataLoading {
         // the pipeline's RetryPolicy decide, instead of the client trying again
         // until its connect timeout (10 s a request, 30 s with 3 attempts).
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        clientConfiguration.dnsOverride = dnsOverride ?? [:]
+        clientConfiguration.dnsOverride = dnsOverride
         // The client's own spans start on its event loop, outside the
         // caller's trace (roots of their own, one a request): the caller's
         // trace is passed on in the request's fields instead (httpRequest).
@@ -94,32 +93,33 @@ public final class HTTPDataLoader: DataLoading {
         let deadline = NIODeadline.now() + TimeAmount(configuration.requestTimeout)
         var collector: ResponseCollector?
         do {
-            guard let sourceGuard = configuration.sourceGuard, let pinnedClients else {
-                let received = ResponseCollector(url: url, configuration: configuration, progress: progress)
-                collector = received
-                try await run(client, httpRequest(url, request.headers), into: received, deadline: deadline)
-                return try answer(from: received)
-            }
-            // Guarded, the loader follows redirects itself: the guard approves
-            // every hop's address and the hop connects there only.
+            // The loader follows redirects itself, so that each hop gets its
+            // own fields (scoped ones only under their prefix, credentials
+            // only on the first origin) and, guarded, connects only to the
+            // address the guard approved for it.
             var hop = url
-            var headers = request.headers
+            var carried = request.headers
             var visited: Set<String> = []
             for redirects in 0...max(0, configuration.maximumRedirects) {
                 guard visited.insert(hop.absoluteString).inserted, let host = hop.host else {
                     throw DataLoadingError(.tooManyRedirects, url: hop)
                 }
-                let address = try await sourceGuard.address(for: hop)
-                let (client, release) = pinnedClients.lease(host: host, address: address)
-                defer { release() }
                 let received = ResponseCollector(url: hop, configuration: configuration, progress: progress)
                 collector = received
-                try await run(client, httpRequest(hop, headers), into: received, deadline: deadline)
+                let sent = try httpRequest(hop, carried.adding(request.scopedHeaders, for: hop))
+                if let sourceGuard = configuration.sourceGuard, let pinnedClients {
+                    let address = try await sourceGuard.address(for: hop)
+                    let (pinned, release) = pinnedClients.lease(host: host, address: address)
+                    defer { release() }
+                    try await run(pinned, sent, into: received, deadline: deadline)
+                } else {
+                    try await run(client, sent, into: received, deadline: deadline)
+                }
                 // Without redirects to follow, a redirect is the answer.
                 guard configuration.maximumRedirects > 0, let next = try redirect(from: received) else { return try answer(from: received) }
                 guard redirects < configuration.maximumRedirects else { break }
-                if next.scheme != hop.scheme || next.host != hop.host || next.port != hop.port {
-                    headers.removeAll { [.authorization, .cookie, .proxyAuthorization].contains($0.name) }
+                if URLPrefix(origin: next) != URLPrefix(origin: hop) {
+                    carried.removeAll { [.authorization, .cookie, .proxyAuthorization].contains($0.name) }
                 }
                 hop = next
             }
@@ -169,9 +169,8 @@ public final class HTTPDataLoader: DataLoading {
         return response
     }
 
-    /// Where a guarded request's redirect points: nil for any other answer.
-    /// Only http and https are followed; credentials are not carried to
-    /// another origin.
+    /// Where a redirect points: nil for any other answer. Only http and
+    /// https are followed.
     private func redirect(from collector: ResponseCollector) throws(DataLoadingError) -> URL? {
         guard let head = collector.head, [301, 302, 303, 307, 308].contains(head.status.code),
             let location = head.headers.first(name: "Location"),
@@ -197,8 +196,6 @@ public final class HTTPDataLoader: DataLoading {
         switch error {
         case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
             return DataLoadingError(.timedOut, url: url, underlying: error)
-        case .redirectLimitReached, .redirectCycleDetected:
-            return DataLoadingError(.tooManyRedirects, url: url, underlying: error)
         case .cancelled:
             return DataLoadingError(.cancelled, url: url, underlying: error)
         case .invalidURL, .emptyHost, .emptyScheme:

@@ -110,11 +110,14 @@ struct DataFetchKey: Hashable, Sendable, CustomStringConvertible {
     /// The request's fields; `nil` for none, the usual case, which then
     /// costs the key no reference to count.
     let headers: HTTPFields?
+    /// The fields for some URLs only; likewise `nil` for none.
+    let scopedHeaders: [ScopedFields]?
 
-    init(dataKey: String, isReload: Bool, headers: HTTPFields) {
+    init(dataKey: String, isReload: Bool, headers: HTTPFields, scopedHeaders: [ScopedFields] = []) {
         self.dataKey = dataKey
         self.isReload = isReload
         self.headers = headers.isEmpty ? nil : headers
+        self.scopedHeaders = scopedHeaders.isEmpty ? nil : scopedHeaders
     }
 
     var description: String { dataKey }

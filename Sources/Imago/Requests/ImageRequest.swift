@@ -22,8 +22,12 @@ public struct ImageRequest: Sendable {
     /// The key the encoded data is cached under (memory keys add the decoding
     /// options). Computed once: lookups are on the hot path.
     public let cacheKey: String
-    /// Extra HTTP fields sent with a URL download.
+    /// Extra HTTP fields sent with a URL download, on every redirect hop
+    /// (credentials only until the chain leaves the URL's origin).
     public var headers: HTTPFields
+    /// Fields sent only to the URLs under their prefix, at every redirect
+    /// hop: a token for one origin, a client's cookie for the source it named.
+    public var scopedHeaders: [ScopedFields] = []
     /// Which caches are read and written for this request.
     public var cachePolicy: CachePolicy
     /// How the request weighs cached data against the network. Default: ``NetworkPolicy/useCache``.
@@ -128,7 +132,9 @@ public struct ImageRequest: Sendable {
     var imageFetchKey: ImageFetchKey { ImageFetchKey(image: imageKey, networkPolicy: networkPolicy) }
 
     /// The key its download is shared under.
-    var dataFetchKey: DataFetchKey { DataFetchKey(dataKey: cacheKey, isReload: networkPolicy == .reload, headers: headers) }
+    var dataFetchKey: DataFetchKey {
+        DataFetchKey(dataKey: cacheKey, isReload: networkPolicy == .reload, headers: headers, scopedHeaders: scopedHeaders)
+    }
 
     /// The cache directives of the request's fields (Cache-Control, else
     /// Pragma); `nil` without fields, the usual case, so that nothing is parsed.

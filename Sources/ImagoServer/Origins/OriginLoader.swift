@@ -4,8 +4,8 @@ import Imago
 
 /// The service's loader: each source to the origin its scheme names.
 /// `http(s)://` goes to the guarded HTTP loader, with the fields the
-/// operator attaches to its prefix (an `Authorization` token, a cookie, a
-/// `User-Agent`); `local:///` to the ``LocalFileLoader``; `s3://` to the
+/// operator attaches to a prefix (an `Authorization` token, a cookie, a
+/// `User-Agent`), which the loader sends to the hops under it only; `local:///` to the ``LocalFileLoader``; `s3://` to the
 /// ``ObjectStorageLoader``. The pipeline above caches and revalidates them
 /// all alike, by the HTTP fields each answers with.
 struct OriginLoader: DataLoading {
@@ -25,11 +25,8 @@ struct OriginLoader: DataLoading {
             guard let objectStorage else { throw DataLoadingError(.refused("the server has no object storage"), url: request.url) }
             return try await objectStorage.load(request, progress: progress)
         default:
-            let text = request.url.absoluteString
             var request = request
-            for rule in sourceHeaders where text.hasPrefix(rule.prefix) {
-                for field in rule.fields { request.headers[field.name] = field.value }
-            }
+            request.scopedHeaders += sourceHeaders.map(\.scoped)
             return try await http.loadData(for: request, progress: progress)
         }
     }

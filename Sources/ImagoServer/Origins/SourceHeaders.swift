@@ -1,14 +1,14 @@
 import Foundation
 import HTTPTypes
+import Imago
 import ImagoCaching
 
-/// Fields the operator attaches to every http(s) source whose URL starts
-/// with `prefix`: an `Authorization` token, a cookie, a `User-Agent`.
-/// On a redirect to another origin, `Authorization` and `Cookie` are
-/// dropped.
+/// Fields the operator attaches to every http(s) source under a prefix:
+/// an `Authorization` token, a cookie, a `User-Agent`. They go to the
+/// URLs under the prefix only, checked again at every redirect hop.
 public struct SourceHeaders: Sendable, Equatable {
-    public var prefix: String
-    public var fields: HTTPFields
+    /// The fields and the URLs they go to.
+    public var scoped: ScopedFields
 
     /// `PREFIX=Name: value`, as `--source-header` takes it.
     public init(parsing text: String) throws(ConfigurationError) {
@@ -18,17 +18,11 @@ public struct SourceHeaders: Sendable, Equatable {
         let prefix = String(text[..<equals])
         let name = text[text.index(after: equals)..<colon].trimmingCharacters(in: .whitespaces)
         let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        guard SourcePolicy.hasScheme(prefix), let fieldName = HTTPField.Name(name) else {
-            throw ConfigurationError("expected PREFIX=Name: value, PREFIX a URL prefix and Name a field name")
+        guard let scope = URLPrefix(prefix), let fieldName = HTTPField.Name(name) else {
+            throw ConfigurationError("expected PREFIX=Name: value, PREFIX an http(s) URL with a host and Name a field name")
         }
         guard !Self.refusedNames.contains(fieldName) else { throw ConfigurationError("\(name) is not set by the operator") }
-        self.prefix = prefix
-        self.fields = [fieldName: value]
-    }
-
-    public init(prefix: String, fields: HTTPFields) {
-        self.prefix = prefix
-        self.fields = fields
+        scoped = ScopedFields(prefix: scope, fields: [fieldName: value])
     }
 
     /// What the loader sets itself, or what would make the request another one.

@@ -19,9 +19,13 @@ extension ImageService {
         try await ticket.download()
         let source: DataResponse
         // A source asked for with a client's fields is that client's: never
-        // taken from the source cache, nor kept there for another.
-        var request = ImageRequest(url: url, headers: forwarded)
-        if !forwarded.isEmpty { request.cachePolicy = .none }
+        // taken from the source cache, nor kept there for another. The
+        // fields go to the origin the URL names, never past a redirect away.
+        var request = ImageRequest(url: url)
+        if !forwarded.isEmpty {
+            request.cachePolicy = .none
+            request.scopedHeaders = URLPrefix(origin: url).map { [ScopedFields(prefix: $0, fields: forwarded)] } ?? []
+        }
         source = try await TraceSpans.run("source fetch") { () throws(ServiceError) in
             do throws(ImagePipeline.Error) { return try await pipeline.data(for: request) } catch { throw ServiceError(error) }
         }

@@ -63,7 +63,8 @@ struct FetchDataStage {
         }
         // 1. The request: the caller's fields, and the stale entry's validators.
         let rules = pipeline.cacheRules
-        let dataRequest = DataRequest(url: url, headers: request.headers + (stale.map(rules.validators(for:)) ?? [:]))
+        let dataRequest = DataRequest(
+            url: url, headers: request.headers + (stale.map(rules.validators(for:)) ?? [:]), scopedHeaders: request.scopedHeaders)
         let requestTime = rules.now()
         // 2. The download, its attempts and resumption (a stale copy that may
         //    stand in for a failure does so at once, not after the retries).
