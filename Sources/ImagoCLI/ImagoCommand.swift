@@ -11,7 +11,7 @@ struct ImagoCommand: AsyncParsableCommand {
             2 the cache folder cannot be used (in use by another process, no permission, disk full); \
             64 bad usage.
             """,
-        subcommands: [DemoCommand.self, FetchCommand.self, CacheCommand.self, ServeCommand.self],
+        subcommands: [DemoCommand.self, FetchCommand.self, CacheCommand.self, ServeCommand.self, HealthCommand.self],
         defaultSubcommand: DemoCommand.self
     )
 }

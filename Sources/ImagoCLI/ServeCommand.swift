@@ -62,9 +62,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let (host, port) = try settings.address
         let demo = settings.demo
+        let readiness = Readiness()
         let app = ServeApplication.application(
             service: service, host: host, port: port, logger: logger, servesMetrics: settings.adminBind == nil && settings.metricsBind == nil,
-            traces: traces != nil, idleTimeout: settings.idleTimeout, writeTimeout: settings.writeTimeout
+            traces: traces != nil, readiness: readiness, idleTimeout: settings.idleTimeout, writeTimeout: settings.writeTimeout
         ) { port in
             // One line on stdout that scripts wait for (the port may have been 0).
             print(demo ? "demo: http://\(host):\(port)/" : "imago serve: listening on http://\(host):\(port)/")
@@ -90,6 +91,9 @@ struct ServeCommand: AsyncParsableCommand {
                     fflush(nil)
                 })
         }
+        // Last, so that it is the first told of a shutdown: /ready fails
+        // before the listener closes.
+        apps.append(readiness)
         // Returns once SIGTERM or SIGINT has stopped the server and the
         // requests in flight have been answered, or the drain timeout has
         // cancelled the rest.

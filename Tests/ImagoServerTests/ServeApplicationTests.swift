@@ -1,5 +1,7 @@
 import Foundation
+import HummingbirdTesting
 import Imago
+import ImagoCaching
 import ImagoCodecFixtures
 import ImagoSandbox
 import Logging
@@ -100,16 +102,52 @@ struct ServeApplicationTests {
         service.close()
     }
 
+    @Test("readiness: /ready answers 200 until a shutdown begins, and draining is marked before the server is told to stop")
+    func readiness() async throws {
+        // Given a readiness run last, as imago serve runs it, and a service before it that notes what /ready said when told to stop
+        struct Noting: Service {
+            let readiness: Readiness
+            let noted: Locked<Bool?>
+            func run() async throws {
+                try? await gracefulShutdown()
+                noted.withLock { $0 = readiness.isReady }
+            }
+        }
+        let readiness = Readiness()
+        let noted = Locked<Bool?>(nil)
+        let folder = TemporaryDirectory()
+        let service = ImageServiceTests.service(in: folder)
+        let (group, running, port) = try await Self.serve(
+            service, drainTimeout: .seconds(600), readiness: readiness, before: [Noting(readiness: readiness, noted: noted)])
+        let ready = try await Patient.send(ServiceRequest(path: "/ready"), to: "http://127.0.0.1:\(port)")
+        #expect(ready.status == 200 && readiness.isReady)
+        // When the group is shut down
+        await group.triggerGracefulShutdown()
+        try await running.value
+        // Then the service before it saw the server draining already, and /ready now answers 503
+        #expect(noted.withLock { $0 } == false)
+        let drained = ServeApplication.application(
+            router: ServeApplication.router(service: service, logger: Logger(label: "test"), readiness: readiness), host: "127.0.0.1", port: 0,
+            logger: Logger(label: "test"))
+        try await drained.test(.router) { client in
+            let ready = try await client.execute(uri: "/ready", method: .get)
+            #expect(ready.status == .serviceUnavailable)
+        }
+        service.close()
+    }
+
     /// Serves `service` on a random loopback port, run by the group `imago
-    /// serve` runs it in: the group, the task running it, and the port.
+    /// serve` runs it in (`before` ahead of the server, `readiness` last):
+    /// the group, the task running it, and the port.
     static func serve(
-        _ service: ImageService, drainTimeout: Duration, idleTimeout: Duration = .seconds(30)
+        _ service: ImageService, drainTimeout: Duration, idleTimeout: Duration = .seconds(30), readiness: Readiness = Readiness(),
+        before: [any Service] = []
     ) async throws -> (ServiceGroup, Task<Void, any Error>, Int) {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = ServeApplication.application(
-            service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"), idleTimeout: idleTimeout
+            service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"), readiness: readiness, idleTimeout: idleTimeout
         ) { portContinuation.yield($0) }
-        let group = ServeApplication.serviceGroup([app], drainTimeout: drainTimeout, logger: Logger(label: "test"))
+        let group = ServeApplication.serviceGroup(before + [app, readiness], drainTimeout: drainTimeout, logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())

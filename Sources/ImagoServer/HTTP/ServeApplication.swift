@@ -5,7 +5,7 @@ import ServiceLifecycle
 
 /// `imago serve`: an ``ImageService``'s routes on Hummingbird's HTTP/1.1
 /// server, behind the request-id, access-log and metrics middleware, with
-/// `/health`, `/metrics` and, in the demo, its pages. Run it in
+/// `/health`, `/ready`, `/metrics` and, in the demo, its pages. Run it in
 /// ``serviceGroup(_:drainTimeout:logger:)``, which stops gracefully on
 /// SIGTERM or SIGINT: no new connections, the requests in flight answered,
 /// then exit.
@@ -17,7 +17,7 @@ public enum ServeApplication {
     /// (Hummingbird's `TracingMiddleware`, which continues a W3C
     /// `traceparent`), the parent of the service's own spans.
     public static func router(
-        service: ImageService, logger: Logger, servesMetrics: Bool = true, traces: Bool = false
+        service: ImageService, logger: Logger, servesMetrics: Bool = true, traces: Bool = false, readiness: Readiness = Readiness()
     ) -> Router<ImageRequestContext> {
         let router = Router(context: ImageRequestContext.self)
         if traces { router.add(middleware: TracingMiddleware()) }
@@ -29,6 +29,14 @@ public enum ServeApplication {
             Response(
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                 body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        }
+        // Liveness is /health; /ready fails from the start of a drain, so a
+        // load balancer sends new requests elsewhere.
+        router.get("ready") { _, _ in
+            let ready = readiness.isReady
+            return Response(
+                status: ready ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: ready ? "ready\n" : "draining\n")))
         }
         if servesMetrics { addMetrics(to: router, service: service) }
         if let demo = service.configuration.demo { demo.addRoutes(to: router) }
@@ -48,11 +56,12 @@ public enum ServeApplication {
     /// write completes while a request waits.
     public static func application(
         service: ImageService, host: String, port: Int, logger: Logger, servesMetrics: Bool = true, traces: Bool = false,
-        idleTimeout: Duration = .seconds(30), writeTimeout: Duration = .seconds(120),
+        readiness: Readiness = Readiness(), idleTimeout: Duration = .seconds(30), writeTimeout: Duration = .seconds(120),
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         application(
-            router: router(service: service, logger: logger, servesMetrics: servesMetrics, traces: traces), host: host, port: port, logger: logger,
+            router: router(service: service, logger: logger, servesMetrics: servesMetrics, traces: traces, readiness: readiness), host: host,
+            port: port, logger: logger,
             idleTimeout: idleTimeout, writeTimeout: writeTimeout, onServerRunning: onServerRunning)
     }
 
