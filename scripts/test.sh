@@ -9,6 +9,11 @@ echo "== swift format lint (.swift-format)"
 swift format lint --strict --recursive Package.swift Sources Tests Examples Benchmarks/Package.swift Benchmarks/Sources Benchmarks/Benchmarks \
   Fuzz/Package.swift Fuzz/Sources
 
+echo "== deployment files: helm lint, kubernetes-validate, checkov, hadolint"
+# The image itself is built and run by scripts/container-test.sh, a command
+# of its own: its release build takes about 20 minutes.
+scripts/deploy-check.sh
+
 echo "== swift build (no warnings allowed)"
 swift build --build-tests 2>&1 | tee .build-log.txt
 if grep -E "warning:" .build-log.txt | grep -v "^warning: '.*': found .* file(s) which are unhandled" >/dev/null; then
