@@ -5,7 +5,7 @@ import Testing
 
 @testable import ImagoServer
 
-@Suite("imago serve's settings: one table for flags, variables, --help and the README; every field settable; bad values named")
+@Suite("imago serve's settings: one table for flags, variables, --help and docs/OPERATING.md; every field settable; bad values named")
 struct ServeConfigurationTests {
     /// A value for each setting that differs from its default.
     static let samples: [String: String] = [
@@ -162,19 +162,20 @@ struct ServeConfigurationTests {
         #expect(words.contains("IMAGO_KEY, IMAGO_SALT"))
     }
 
-    @Test("the README's settings table is the one the code makes (IMAGO_UPDATE_README=1 rewrites it)")
-    func readmeTable() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../README.md").standardized
-        let text = try String(contentsOf: readme, encoding: .utf8)
+    @Test("docs/OPERATING.md's settings table is the one the code makes (IMAGO_UPDATE_DOCS=1 rewrites it)")
+    func documentedTable() throws {
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../docs/OPERATING.md").standardized
+        let text = try String(contentsOf: page, encoding: .utf8)
         let begin = "<!-- settings:begin -->\n"
         let end = "<!-- settings:end -->"
         let start = try #require(text.range(of: begin))
         let stop = try #require(text.range(of: end))
         let expected = ServeConfiguration.settingsTable + "\n"
-        if ProcessInfo.processInfo.environment["IMAGO_UPDATE_README"] == "1" {
-            try (text[..<start.upperBound] + expected + text[stop.lowerBound...]).write(to: readme, atomically: true, encoding: .utf8)
+        if ProcessInfo.processInfo.environment["IMAGO_UPDATE_DOCS"] == "1" {
+            try (text[..<start.upperBound] + expected + text[stop.lowerBound...]).write(to: page, atomically: true, encoding: .utf8)
             return
         }
-        #expect(String(text[start.upperBound..<stop.lowerBound]) == expected, "README.md's table differs; run the tests with IMAGO_UPDATE_README=1")
+        #expect(
+            String(text[start.upperBound..<stop.lowerBound]) == expected, "docs/OPERATING.md's table differs; run the tests with IMAGO_UPDATE_DOCS=1")
     }
 }
