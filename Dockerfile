@@ -26,7 +26,9 @@ RUN swift build -c release --static-swift-stdlib --product imago \
 
 FROM debian:bookworm-slim
 # The shared libraries the binary links (`ldd imago`), and CA certificates
-# for https sources; no -dev package, no compiler.
+# for https sources; no -dev package, no compiler. No file keeps a
+# set-user-ID or set-group-ID bit (su, mount, passwd): nothing can regain
+# a privilege the container was started without.
 # hadolint ignore=DL3008
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
@@ -34,7 +36,8 @@ RUN apt-get update \
         libheif1 libjxl0.7 libtiff6 librsvg2-2 liblcms2-2 libimagequant0 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin imago \
-    && install -d -o imago -g imago -m 0750 /var/cache/imago
+    && install -d -o imago -g imago -m 0750 /var/cache/imago \
+    && find / -xdev -type f -perm /6000 -exec chmod a-s {} +
 COPY --from=build /staging/imago /usr/local/bin/imago
 
 # The cache (sources/ and results/) is the one place written, besides

@@ -40,13 +40,19 @@
 # python3 with venv. IMAGO=path uses that imago binary instead of building one.
 # IMAGO_BASELINE=path adds a third server, "base": another imago binary (an
 # earlier commit's), in every round, so that two versions' ratios to thumbor
-# come from one run. The servers take turns going first: odd rounds run
+# come from one run. IMAGO_BASELINE_IMAGE=name makes "base" the container
+# image of that name (scripts/container-test.sh with KEEP_IMAGE=1 leaves
+# one), run by buildah as scripts/container-test.sh runs it (read-only root,
+# no capabilities, the cache on a volume); with IMAGO unset, "imago" is then
+# the same image's binary run on the host. --servers "imago base" leaves
+# thumbor out. The servers take turns going first: odd rounds run
 # thumbor, imago, base; even rounds the reverse, so that neither imago
 # always runs on a machine just warmed (or heated) by the other.
 set -euo pipefail
 
 rounds=3
 duration=10
+servers=""
 concurrencies="16 64"
 workloads="cold-jpeg-1024 cold-jpeg-4000 cold-webp-1024 cold-webp-4000 warm-jpeg-1024"
 while [ $# -gt 0 ]; do
@@ -55,7 +61,8 @@ while [ $# -gt 0 ]; do
         --duration) duration=$2; shift 2 ;;
         --concurrency) concurrencies=$2; shift 2 ;;
         --workloads) workloads=$2; shift 2 ;;
-        *) echo "usage: $0 [--rounds N] [--duration SECONDS] [--concurrency \"16 64\"] [--workloads \"...\"]" >&2; exit 64 ;;
+        --servers) servers=$2; shift 2 ;;
+        *) echo "usage: $0 [--rounds N] [--duration SECONDS] [--concurrency \"16 64\"] [--workloads \"...\"] [--servers \"...\"]" >&2; exit 64 ;;
     esac
 done
 
@@ -89,20 +96,34 @@ thumbor_version=$("$venv/bin/thumbor" --version 2>&1 | tail -1)
 
 # A private copy of imago, so that a build elsewhere cannot change it mid-run.
 mkdir -p "$work"
+if [ -n "${IMAGO_BASELINE_IMAGE:-}" ] && [ -z "${IMAGO:-}" ]; then
+    image_container=$(buildah from --pull=never "$IMAGO_BASELINE_IMAGE")
+    cp "$(buildah mount "$image_container")/usr/local/bin/imago" "$work/imago-of-image"
+    buildah umount "$image_container" > /dev/null
+    buildah rm "$image_container" > /dev/null
+    IMAGO=$work/imago-of-image
+fi
 if [ -z "${IMAGO:-}" ]; then
     (cd "$here" && swift build -c release --product imago > "$work/build.log" 2>&1) ||
         { tail -20 "$work/build.log" >&2; exit 1; }
     IMAGO=$here/.build/release/imago
 fi
 [ "$IMAGO" -ef "$work/imago" ] || cp "$IMAGO" "$work/imago"
-servers="thumbor imago"
 if [ -n "${IMAGO_BASELINE:-}" ]; then
     cp "$IMAGO_BASELINE" "$work/imago-base"
-    servers="thumbor imago base"
 fi
-(cd "$here" && swift build -c release --product Thumbnails > "$work/build-floor.log" 2>&1) ||
-    { tail -20 "$work/build-floor.log" >&2; exit 1; }
-cp "$here/.build/release/Thumbnails" "$work/floor"
+if [ -z "$servers" ]; then
+    servers="thumbor imago"
+    [ -n "${IMAGO_BASELINE:-}${IMAGO_BASELINE_IMAGE:-}" ] && servers="thumbor imago base"
+fi
+# The floor is a ratio to thumbor: only built when thumbor runs.
+with_floor=0
+if [[ " $servers " == *" thumbor "* ]]; then
+    with_floor=1
+    (cd "$here" && swift build -c release --product Thumbnails > "$work/build-floor.log" 2>&1) ||
+        { tail -20 "$work/build-floor.log" >&2; exit 1; }
+    cp "$here/.build/release/Thumbnails" "$work/floor"
+fi
 
 # Photo-like sources, made once and kept between runs.
 "$venv/bin/python" "$here/thumbor/make_images.py" "$work/images/1024" $files_1024 1024 768
@@ -207,19 +228,37 @@ stop_thumbor() {
     server_pids=()
 }
 
-start_imago() { # $1: cache folder; $2: the binary
+start_imago() { # $1: cache folder; $2: the binary, or "image" for IMAGO_BASELINE_IMAGE's container
     local log=$work/imago.log
     : > "$log"
-    "$2" serve --bind "127.0.0.1:$imago_port" --cache "$1" --allow-unsigned \
-        --allow-source-network 127.0.0.2/32 > "$log" 2>&1 &
-    server_pids=($!)
-    for _ in $(seq 100); do grep -q "imago serve: listening on" "$log" && break; sleep 0.1; done
+    runner_pid=""
+    if [ "$2" = image ]; then
+        chown 10001:10001 "$1"
+        image_container=$(buildah from --pull=never "$IMAGO_BASELINE_IMAGE")
+        buildah run --isolation chroot --cap-drop=all --mount "type=tmpfs,destination=/tmp" -v "$1:/var/cache/imago" \
+            --env IMAGO_BIND="127.0.0.1:$imago_port" --env IMAGO_ALLOW_UNSIGNED=1 --env IMAGO_ALLOWED_SOURCE_NETWORKS=127.0.0.2/32 \
+            "$image_container" > "$log" 2>&1 &
+        runner_pid=$!
+    else
+        "$2" serve --bind "127.0.0.1:$imago_port" --cache "$1" --allow-unsigned \
+            --allow-source-network 127.0.0.2/32 > "$log" 2>&1 &
+        server_pids=($!)
+    fi
+    for _ in $(seq 300); do grep -q "imago serve: listening on" "$log" && break; sleep 0.1; done
     grep -q "imago serve: listening on" "$log" || { echo "$0: imago serve did not start" >&2; tail "$log" >&2; exit 1; }
+    # In the container, the server is the imago process under buildah's.
+    [ -n "$runner_pid" ] && server_pids=($(pgrep -n -f "^/usr/local/bin/imago serve"))
+    return 0
 }
 
 stop_imago() {
     kill -TERM "${server_pids[0]}"
-    wait "${server_pids[0]}" || echo "$0: imago serve exited with $?" >&2
+    if [ -n "$runner_pid" ]; then
+        wait "$runner_pid" || echo "$0: imago serve in the container exited with $?" >&2
+        buildah rm "$image_container" > /dev/null
+    else
+        wait "${server_pids[0]}" || echo "$0: imago serve exited with $?" >&2
+    fi
     server_pids=()
 }
 
@@ -274,7 +313,9 @@ run_round() { # workload concurrency server round
         start_thumbor "$([ "$mode" = warm ] && echo 1 || echo 0)" "$dir"
     else
         base=http://127.0.0.1:$imago_port
-        start_imago "$dir" "$work/$([ "$server" = base ] && echo imago-base || echo imago)"
+        local binary=$work/imago
+        [ "$server" = base ] && binary=$([ -n "${IMAGO_BASELINE_IMAGE:-}" ] && echo image || echo "$work/imago-base")
+        start_imago "$dir" "$binary"
     fi
     # The URLs' dialect: thumbor's, or imago's (for both imago binaries).
     local dialect=$([ "$server" = thumbor ] && echo thumbor || echo imago)
@@ -315,7 +356,7 @@ run_round() { # workload concurrency server round
 }
 
 for workload in $workloads; do
-    if [ "${workload%%-*}" = cold ]; then
+    if [ "${workload%%-*}" = cold ] && [ "$with_floor" = 1 ]; then
         for round in $(seq "$rounds"); do run_floor "$workload" "$round"; done
     fi
     for c in $concurrencies; do
@@ -330,7 +371,7 @@ done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); $(( $(date +%s) - started )) s"
 echo
 echo "Medians of $rounds rounds (errors: summed; peak RSS: the highest round):"
-printf '%-15s %3s %-7s %8s %9s %9s %7s %6s %7s %7s   %s\n' workload c server ok/s p50_ms p99_ms errors 429s rss_MB cpu_ms "imago/thumbor"
+printf '%-15s %3s %-7s %8s %9s %9s %7s %6s %7s %7s   %s\n' workload c server ok/s p50_ms p99_ms errors 429s rss_MB cpu_ms "ratios (to thumbor unless named)"
 awk '
     function median(list,   n, a, i, j, t) {
         n = split(list, a, " ")
@@ -349,9 +390,11 @@ awk '
         for (i = 1; i <= n; i++) {
             k = order[i]; split(k, f, " ")
             ratio = ""
-            if (f[3] == "imago" || f[3] == "base") {
+            b = f[1] " " f[2] " base"; m = f[1] " " f[2] " imago"
+            if (f[3] == "base" && (m in ok)) ratio = sprintf("base/imago %.2fx ok/s, %.2fx RSS, %.2fx CPU; ", median(ok[k]) / median(ok[m]), rss[k] / rss[m], median(cpu[k]) / median(cpu[m]))
+            if ((f[3] == "imago" || f[3] == "base") && ((f[1] " " f[2] " thumbor") in ok)) {
                 t = f[1] " " f[2] " thumbor"
-                ratio = sprintf("%.2fx ok/s, %.2fx RSS, %.2fx CPU", median(ok[k]) / median(ok[t]), rss[k] / rss[t], median(cpu[k]) / median(cpu[t]))
+                ratio = ratio sprintf("%.2fx ok/s, %.2fx RSS, %.2fx CPU", median(ok[k]) / median(ok[t]), rss[k] / rss[t], median(cpu[k]) / median(cpu[t]))
                 fl = f[1] " all floor"
                 if (fl in ok) ratio = ratio sprintf("; floor %.2fx", median(ok[fl]) / median(ok[t]))
             }
