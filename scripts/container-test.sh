@@ -112,6 +112,8 @@ mount --bind "$mountpoint" "$mountpoint"
 mount -o remount,bind,ro "$mountpoint"
 mount -t tmpfs -o size=1m,mode=0755 tmpfs "$mountpoint/run"
 cleanup() {
+  # buildah run's children outlive it when it is killed: the server first.
+  [ -n "${imago_pid:-}" ] && { kill -KILL "$imago_pid" 2>/dev/null || true; }
   [ -n "${server_pid:-}" ] && stop_process "$server_pid" KILL 1
   [ -n "${source_pid:-}" ] && stop_process "$source_pid" TERM 5
   umount "$mountpoint/run" 2>/dev/null || true
@@ -144,7 +146,7 @@ buildah run --isolation chroot --cap-drop=all --mount "type=tmpfs,destination=/t
   "$container" -- "${entrypoint[@]}" >"$work/serve.log" 2>&1 &
 server_pid=$!
 wait_until "$server_pid" 120 "$work/serve.log" "imago serve in the container" grep -q "listening on" "$work/serve.log"
-imago_pid=$(pgrep -f -n "imago serve" || true)
+imago_pid=$(pgrep -f -n "^/usr/local/bin/imago serve" || true)
 [ -n "$imago_pid" ] || { echo "$(basename "$0"): no imago serve process" >&2; exit 1; }
 log "imago serve is pid $imago_pid, on 127.0.0.1:$port"
 
