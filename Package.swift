@@ -14,7 +14,7 @@ let package = Package(
     name: "Imago",
     // Linux only: the codecs are Debian's system libraries (apt providers
     // below), and only Linux is built and tested. No Apple platform is
-    // declared; the README says what an Apple app would need.
+    // declared; docs/LIBRARY.md says what an Apple app would need.
     products: [
         .library(name: "Imago", targets: ["Imago"]),
         // The memory and disk caches alone, without the network stack: builds

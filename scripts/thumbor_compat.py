@@ -263,7 +263,7 @@ URLS = [
     "/unsafe/debug/300x200/{o}/land.jpg",
 ]
 
-# Deliberate differences, each one the README lists under "Where Imago
+# Deliberate differences, each one docs/THUMBOR.md lists under "Where Imago
 # differs from thumbor": path -> (the status Imago answers, why it differs).
 # Such a URL prints "accepted" and does not fail the run, as long as Imago
 # still answers that status.

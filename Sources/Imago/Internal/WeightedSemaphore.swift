@@ -1,4 +1,4 @@
-/// Every limit of the pipeline and the service: at most `capacity` units in
+/// A counting limit for the pipeline and the service: at most `capacity` units in
 /// use at once (downloads, transformations, bytes of decoded pixels), and
 /// at most `perKeyCapacity` with the same key (a host). Waiters are served
 /// highest priority first, first come first served within a priority; a

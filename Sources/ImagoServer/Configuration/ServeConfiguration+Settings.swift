@@ -18,7 +18,7 @@ extension ServeConfiguration {
         /// Repeatable on the command line; a list in the environment.
         public let isRepeatable: Bool
         let listSeparator: Character
-        /// The default, as the help and the README print it.
+        /// The default, as the help and docs/OPERATING.md print it.
         public let defaultText: @Sendable (ServeConfiguration) -> String
         let apply: @Sendable ([String], inout ServeConfiguration) throws(ConfigurationError) -> Void
 
@@ -153,7 +153,7 @@ extension ServeConfiguration {
         return flags
     }
 
-    /// The settings as a Markdown table, as the README prints it.
+    /// The settings as a Markdown table, as docs/OPERATING.md prints it.
     public static var settingsTable: String {
         var lines = ["| Flag | Variable | Default | What it sets |", "| --- | --- | --- | --- |"]
         let defaults = ServeConfiguration()

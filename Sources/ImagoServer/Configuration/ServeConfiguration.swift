@@ -7,7 +7,7 @@ import Logging
 /// the server's own settings (address, timeouts, logs). Read from flags
 /// and `IMAGO_*` environment variables by ``init(flags:environment:)``,
 /// whose table of ``settings`` is the one source of `imago serve --help`
-/// and of the README's settings table; checked by ``validate()``.
+/// and of the settings table in docs/OPERATING.md; checked by ``validate()``.
 public struct ServeConfiguration: Sendable {
     /// How log lines are written.
     public enum LogFormat: String, Sendable, CaseIterable {
