@@ -90,7 +90,8 @@ if [ "${SKIP_BUILD:-0}" = 1 ]; then
 else
   log "building $image (a release build: the longest step)"
   mkdir -p .build
-  buildah build --isolation chroot --pull=never --layers "${mounts[@]}" -t "$image" . >.build/container-build.log 2>&1 ||
+  # Docker's image format, which keeps HEALTHCHECK (OCI's has no such field).
+  buildah build --isolation chroot --format docker --pull=never --layers "${mounts[@]}" -t "$image" . >.build/container-build.log 2>&1 ||
     { tail -n 40 .build/container-build.log >&2; echo "$(basename "$0"): the image build failed; its log is .build/container-build.log" >&2; exit 1; }
 fi
 build_seconds=$((SECONDS - started))
@@ -149,6 +150,13 @@ wait_until "$server_pid" 120 "$work/serve.log" "imago serve in the container" gr
 imago_pid=$(pgrep -f -n "^/usr/local/bin/imago serve" || true)
 [ -n "$imago_pid" ] || { echo "$(basename "$0"): no imago serve process" >&2; exit 1; }
 log "imago serve is pid $imago_pid, on 127.0.0.1:$port"
+
+# The image's HEALTHCHECK, run in the container as Docker would run it.
+mapfile -t healthcheck < <(buildah inspect --type image "$image" |
+  python3 -c 'import json, sys; test = json.load(sys.stdin)["Docker"]["config"]["Healthcheck"]["Test"]; assert test[0] == "CMD"; print("\n".join(test[1:]))')
+buildah run --isolation chroot --cap-drop=all --env IMAGO_BIND="127.0.0.1:$port" "$container" -- "${healthcheck[@]}" >"$work/health.log" 2>&1 ||
+  { echo "FAILED: the image's HEALTHCHECK (${healthcheck[*]}): $(cat "$work/health.log")"; exit 1; }
+echo "ok: the image's HEALTHCHECK (${healthcheck[*]}) passes: $(tail -n 1 "$work/health.log")"
 
 status=0
 IMAGO_PORT=$port IMAGO_PID=$imago_pid IMAGO_KEY=$key IMAGO_SALT=$salt THUMBOR_KEY=$thumbor_key SOURCE_PORT=$source_port \
