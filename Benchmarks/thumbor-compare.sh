@@ -103,6 +103,10 @@ if [ -n "${IMAGO_BASELINE_IMAGE:-}" ] && [ -z "${IMAGO:-}" ]; then
     buildah rm "$image_container" > /dev/null
     IMAGO=$work/imago-of-image
 fi
+if [ -n "${IMAGO_BASELINE_IMAGE:-}" ]; then
+    mapfile -t image_entrypoint < <(buildah inspect --type image "$IMAGO_BASELINE_IMAGE" |
+        python3 -c 'import json, sys; print("\n".join(json.load(sys.stdin)["OCIv1"]["config"]["Entrypoint"]))')
+fi
 if [ -z "${IMAGO:-}" ]; then
     (cd "$here" && swift build -c release --product imago > "$work/build.log" 2>&1) ||
         { tail -20 "$work/build.log" >&2; exit 1; }
@@ -237,7 +241,7 @@ start_imago() { # $1: cache folder; $2: the binary, or "image" for IMAGO_BASELIN
         image_container=$(buildah from --pull=never "$IMAGO_BASELINE_IMAGE")
         buildah run --isolation chroot --cap-drop=all --mount "type=tmpfs,destination=/tmp" -v "$1:/var/cache/imago" \
             --env IMAGO_BIND="127.0.0.1:$imago_port" --env IMAGO_ALLOW_UNSIGNED=1 --env IMAGO_ALLOWED_SOURCE_NETWORKS=127.0.0.2/32 \
-            "$image_container" > "$log" 2>&1 &
+            "$image_container" -- "${image_entrypoint[@]}" > "$log" 2>&1 &
         runner_pid=$!
     else
         "$2" serve --bind "127.0.0.1:$imago_port" --cache "$1" --allow-unsigned \

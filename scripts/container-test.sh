@@ -14,7 +14,8 @@
 # that copy and git's setting through buildah's -v mounts, so the
 # Dockerfile stays what a Docker user builds with the network.
 #
-# It compiles a release binary in the image: about 15 minutes here.
+# It compiles a release binary in the image: about 12 minutes here, and
+# the first run makes the base images (2 to 3 minutes more).
 # IMAGE names the image (default localhost/imago:test); KEEP_IMAGE=1 keeps
 # it for the next run (the base images are always kept), and SKIP_BUILD=1
 # checks the kept image without building it again.
