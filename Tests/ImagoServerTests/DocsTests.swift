@@ -224,7 +224,7 @@ extension DocChecker {
         "IMAGO_KEY", "IMAGO_SALT", "IMAGO_ADMIN_TOKEN",  // ServeConfiguration
         "IMAGO_WITHOUT_OTEL",  // Package.swift
         "IMAGO_UPDATE_DOCS",  // ServeConfigurationTests
-        "IMAGO_MOTO_VENV", "IMAGO_CRASH_KILLS", "IMAGO_PNGSUITE", "IMAGO_BASELINE",  // scripts/ and Benchmarks/
+        "IMAGO_MOTO_VENV", "IMAGO_CRASH_KILLS", "IMAGO_PNGSUITE", "IMAGO_BASELINE", "IMAGO_BASELINE_IMAGE",  // scripts/ and Benchmarks/
     ]
 
     /// Names of other projects that the docs write like types: the standard
