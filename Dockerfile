@@ -21,8 +21,8 @@ RUN apt-get update \
 WORKDIR /build
 COPY . .
 # The Swift runtime is linked in: the runtime stage has no toolchain. The
-# debug information goes (192 MB to 119 MB); the symbols stay, so that a
-# crash's backtrace still names its functions.
+# debug information goes, most of the binary's size; the symbols stay, so
+# that a crash's backtrace still names its functions.
 RUN swift build -c release --static-swift-stdlib --product imago \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/imago" /staging/imago \
     && strip --strip-debug /staging/imago

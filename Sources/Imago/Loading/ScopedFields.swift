@@ -77,6 +77,7 @@ extension HTTPFields {
     /// These fields with those of `scoped` whose prefix holds `url`, each
     /// name of theirs replacing the same name's values here.
     func adding(_ scoped: [ScopedFields], for url: URL) -> HTTPFields {
+        guard !scoped.isEmpty else { return self }
         var fields = self
         for entry in scoped where entry.prefix.contains(url) {
             var named: Set<HTTPField.Name> = []

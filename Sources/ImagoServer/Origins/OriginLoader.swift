@@ -5,14 +5,16 @@ import Imago
 /// The service's loader: each source to the origin its scheme names.
 /// `http(s)://` goes to the guarded HTTP loader, with the fields the
 /// operator attaches to a prefix (an `Authorization` token, a cookie, a
-/// `User-Agent`), which the loader sends to the hops under it only; `local:///` to the ``LocalFileLoader``; `s3://` to the
-/// ``ObjectStorageLoader``. The pipeline above caches and revalidates them
-/// all alike, by the HTTP fields each answers with.
+/// `User-Agent`), sent to the redirect hops under it only; `local:///` to
+/// the ``LocalFileLoader``; `s3://` to the ``ObjectStorageLoader``. The
+/// pipeline above caches and revalidates them all alike, by the HTTP
+/// fields each answers with.
 struct OriginLoader: DataLoading {
     let http: any DataLoading
     let local: LocalFileLoader?
     let objectStorage: ObjectStorageLoader?
-    let sourceHeaders: [SourceHeaders]
+    /// The operator's fields by prefix, made once rather than per download.
+    let sourceHeaders: [ScopedFields]
 
     func loadData(for request: DataRequest, progress: @escaping @Sendable (DownloadProgress) -> Void) async throws(DataLoadingError)
         -> DataLoadingResponse
@@ -26,7 +28,7 @@ struct OriginLoader: DataLoading {
             return try await objectStorage.load(request, progress: progress)
         default:
             var request = request
-            request.scopedHeaders += sourceHeaders.map(\.scoped)
+            request.scopedHeaders += sourceHeaders
             return try await http.loadData(for: request, progress: progress)
         }
     }

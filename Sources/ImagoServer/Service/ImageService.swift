@@ -78,7 +78,7 @@ public final class ImageService: Sendable {
         }
         let loader = OriginLoader(
             http: http, local: configuration.localRoot.flatMap { LocalFileLoader(root: $0, maximumSize: configuration.maximumSourceSize) },
-            objectStorage: objectStorage, sourceHeaders: configuration.sourceHeaders)
+            objectStorage: objectStorage, sourceHeaders: configuration.sourceHeaders.map(\.scoped))
         let sources = DiskCache.Configuration(sizeLimit: configuration.sourceDiskLimit, admission: configuration.sourceAdmission)
         let results = DiskCache.Configuration(sizeLimit: configuration.resultDiskLimit)
         try sources.validate()
