@@ -72,14 +72,20 @@ let package = Package(
         // librsvg and cairo: SVG sources rasterised. No pkg-config: GLib's
         // flags carry -pthread, which SwiftPM refuses (shim.h says more).
         .systemLibrary(name: "CRsvg", providers: [.apt(["librsvg2-dev"])]),
+        // Locks, pools and semaphores: the one place where threads, mutexes
+        // and condition variables are used directly.
+        .target(name: "ImagoConcurrency"),
         .target(
             name: "ImagoCodecs",
-            dependencies: ["CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2", "CImageQuant", "CTiff", "CRsvg"]
+            dependencies: [
+                "ImagoConcurrency", "CTurboJPEG", "CSpng", "CWebP", "CGif", "CAvif", "CHeif", "CJxl", "CLcms2", "CImageQuant", "CTiff", "CRsvg",
+            ]
         ),
         .target(name: "ImagoCodecFixtures", dependencies: ["ImagoCodecs", "CGif", "CAvif", "CHeif", "CWebP", "CJxl", "CLcms2", "CTiff"]),
         .target(
             name: "ImagoCaching",
             dependencies: [
+                "ImagoConcurrency",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -87,6 +93,7 @@ let package = Package(
         .target(
             name: "Imago",
             dependencies: [
+                "ImagoConcurrency",
                 "ImagoCodecs",
                 "ImagoCaching",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -104,6 +111,7 @@ let package = Package(
             name: "ImagoSandbox",
             dependencies: [
                 "Imago",
+                "ImagoConcurrency",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -113,6 +121,7 @@ let package = Package(
             name: "ImagoCLI",
             dependencies: [
                 "Imago",
+                "ImagoConcurrency",
                 "ImagoSandbox",
                 "ImagoServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -128,6 +137,7 @@ let package = Package(
             name: "ImagoServer",
             dependencies: [
                 "Imago",
+                "ImagoConcurrency",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -157,7 +167,8 @@ let package = Package(
             // libtiff's compressions and photometric interpretations); CJxl:
             // libjxl's decoder reads back the JPEG XL encoder's ICC profile.
             dependencies: [
-                "Imago", "ImagoCodecs", "ImagoCaching", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG", "CAvif", "CLcms2",
+                "Imago", "ImagoCodecs", "ImagoCaching", "ImagoConcurrency", "ImagoCodecFixtures", "ImagoSandbox", "ImagoCacheTorture", "CTurboJPEG",
+                "CAvif", "CLcms2",
                 "CJxl", "CTiff",
             ]
         ),
@@ -165,7 +176,7 @@ let package = Package(
             name: "ImagoServerTests",
             dependencies: [
                 // ImageHost and ImagoCLI (the imago command): run as processes by the tests.
-                "ImagoServer", "ImagoSandbox", "ImagoCodecFixtures", "ImageHost", "ImagoCLI",
+                "ImagoServer", "ImagoConcurrency", "ImagoSandbox", "ImagoCodecFixtures", "ImageHost", "ImagoCLI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -45,7 +45,8 @@
 # one), run by buildah as scripts/container-test.sh runs it (read-only root,
 # no capabilities, the cache on a volume); with IMAGO unset, "imago" is then
 # the same image's binary run on the host. --servers "imago base" leaves
-# thumbor out. The servers take turns going first: odd rounds run
+# thumbor out. IMAGO_LOG_LEVEL reaches every imago server, the container's
+# too (warning: no access log lines). The servers take turns going first: odd rounds run
 # thumbor, imago, base; even rounds the reverse, so that neither imago
 # always runs on a machine just warmed (or heated) by the other.
 set -euo pipefail
@@ -241,6 +242,7 @@ start_imago() { # $1: cache folder; $2: the binary, or "image" for IMAGO_BASELIN
         image_container=$(buildah from --pull=never "$IMAGO_BASELINE_IMAGE")
         buildah run --isolation chroot --cap-drop=all --mount "type=tmpfs,destination=/tmp" -v "$1:/var/cache/imago" \
             --env IMAGO_BIND="127.0.0.1:$imago_port" --env IMAGO_ALLOW_UNSIGNED=1 --env IMAGO_ALLOWED_SOURCE_NETWORKS=127.0.0.2/32 \
+            ${IMAGO_LOG_LEVEL:+--env IMAGO_LOG_LEVEL="$IMAGO_LOG_LEVEL"} \
             "$image_container" -- "${image_entrypoint[@]}" > "$log" 2>&1 &
         runner_pid=$!
     else

@@ -36,13 +36,15 @@ router.get("/") { _, _ in "An app with images at /images/{signature}/{options}/{
 // …and the image service's, below /images.
 router.addRoutes(images.routes, atPath: "/images")
 
+// The image service runs beside the server and shuts down after it has
+// drained (its caches' writes finished and index snapshots saved).
 let app = Application(
     router: router,
     configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "ImageHost"),
+    services: [images],
     onServerRunning: { channel in
         print("listening on http://127.0.0.1:\(channel.localAddress?.port ?? port)/")
         fflush(nil)
     }
 )
 try await app.runService()
-images.close()

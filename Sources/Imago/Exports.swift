@@ -7,3 +7,5 @@
 // network stack; `import Imago` brings them along.
 @_exported import ImagoCaching
 @_exported import ImagoCodecs
+// `ImageRequest.Priority` is the pools' `WorkPriority`.
+@_exported import ImagoConcurrency

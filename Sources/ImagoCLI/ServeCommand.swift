@@ -71,8 +71,11 @@ struct ServeCommand: AsyncParsableCommand {
             print(demo ? "demo: http://\(host):\(port)/" : "imago serve: listening on http://\(host):\(port)/")
             fflush(nil)
         }
-        // The exporter first, so that it stops last and sends the final spans.
-        var apps: [any Service] = (traces.map { [$0] } ?? []) + [app]
+        // The exporter first, so that it stops last and sends the final
+        // spans; then the image service, which stops once the servers after
+        // it have drained: it waits for the writes to its caches, saves
+        // their index snapshots and closes its loaders' connections.
+        var apps: [any Service] = (traces.map { [$0] } ?? []) + [service, app]
         if let adminBind = settings.adminBind, let token = settings.adminToken {
             let (host, port) = try ServeConfiguration.address(adminBind)
             let router = ServeApplication.adminRouter(service: service, token: token, logger: logger)
@@ -96,7 +99,8 @@ struct ServeCommand: AsyncParsableCommand {
         apps.append(readiness)
         // Returns once SIGTERM or SIGINT has stopped the server and the
         // requests in flight have been answered, or the drain timeout has
-        // cancelled the rest.
+        // cancelled the rest. Whatever stopped it (a signal, a port already
+        // taken), the image service has shut down whole.
         let stopped: Result<Void, any Error>
         do {
             try await ServeApplication.serviceGroup(apps, drainTimeout: settings.drainTimeout, logger: logger).run()
@@ -104,8 +108,6 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             stopped = .failure(error)
         }
-        // Whatever stopped it (a signal, a port already taken), the caches are closed whole.
-        service.close()
         try? await origin?.shutdown()
         try stopped.get()
         logger.info("stopped; the cache's index snapshot is saved")

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 
 #if canImport(Glibc)
     import Glibc
@@ -48,13 +49,15 @@ enum ExitStatus {
 }
 
 /// A one-line progress bar redrawn in place; silent when stdout is not a terminal.
-final class ProgressBar: @unchecked Sendable {
-    // @unchecked: all state is behind `lock`.
-    private let lock = NSLock()
+final class ProgressBar: Sendable {
+    private struct State {
+        var done = 0
+        var lastDrawn = ContinuousClock.now - .seconds(1)
+    }
+
+    private let state = Locked(State())
     private let total: Int
     private let label: String
-    private var done = 0
-    private var lastDrawn = ContinuousClock.now - .seconds(1)
 
     init(label: String, total: Int) {
         self.label = label
@@ -64,12 +67,17 @@ final class ProgressBar: @unchecked Sendable {
     /// Counts one finished item and redraws at most 20 times a second.
     func advance() {
         guard Terminal.isInteractive else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        done += 1
-        let now = ContinuousClock.now
-        guard done == total || now - lastDrawn > .milliseconds(50) else { return }
-        lastDrawn = now
+        // Drawn with the lock held, so that lines never interleave.
+        state.withLock { state in
+            state.done += 1
+            let now = ContinuousClock.now
+            guard state.done == total || now - state.lastDrawn > .milliseconds(50) else { return }
+            state.lastDrawn = now
+            draw(done: state.done)
+        }
+    }
+
+    private func draw(done: Int) {
         let width = 30
         let filled = width * done / total
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)

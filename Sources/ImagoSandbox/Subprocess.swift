@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ImagoConcurrency
 
 #if canImport(Glibc)
     import Glibc
@@ -49,7 +49,7 @@ public final class Subprocess: Sendable {
     public let output: FileHandle?
     /// The read end of the child's standard error, when ``Errors/piped``.
     public let errors: FileHandle?
-    private let termination = Mutex<Termination?>(nil)
+    private let termination = Locked<Termination?>(nil)
 
     /// Starts `executable` (a path) with `arguments`, in `environment`
     /// (nil: this process's), its standard input `/dev/null`, its standard

@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoConcurrency
 import NIOCore
 import NIOHTTP1
 import NIOPosix

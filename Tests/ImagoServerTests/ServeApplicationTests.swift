@@ -3,6 +3,7 @@ import HummingbirdTesting
 import Imago
 import ImagoCaching
 import ImagoCodecFixtures
+import ImagoConcurrency
 import ImagoSandbox
 import Logging
 import ServiceLifecycle
@@ -43,7 +44,7 @@ struct ServeApplicationTests {
         try await source.shutdown()
     }
 
-    @Test("graceful stop: a request in flight is answered, then the server stops and the cache snapshot is saved")
+    @Test("graceful stop: a request in flight is answered, then the server stops and the service saves the caches' snapshots")
     func gracefulStop() async throws {
         let source = try await TestImageServer.start(host: "127.0.0.2")
         source.setRoute("/photo.jpg", .init(body: try JPEGEncoder().encode(FormatFixtures.quadrants(width: 120, height: 90))))
@@ -56,7 +57,6 @@ struct ServeApplicationTests {
         #expect(response.statusCode == 200)
         #expect(ImageFormat(sniffing: response.data) == .png)
         try await running.value
-        service.close()
         #expect(FileManager.default.fileExists(atPath: folder.appending("sources/index")))
         #expect(FileManager.default.fileExists(atPath: folder.appending("results/index")))
         try await loader.shutdown()
@@ -82,7 +82,6 @@ struct ServeApplicationTests {
         let metrics = String(decoding: await service.respond(to: ServiceRequest(path: "/metrics")).body, as: UTF8.self)
         #expect(!metrics.contains("status=\"504\""), "the request waited for the source timeout")
         source.releaseResponses()
-        service.close()
         try await loader.shutdown()
         try await source.shutdown()
     }
@@ -99,7 +98,6 @@ struct ServeApplicationTests {
         #expect(partial.received.isEmpty && partial.closedByServer, "\(partial)")
         await group.triggerGracefulShutdown()
         try await running.value
-        service.close()
     }
 
     @Test("readiness: /ready answers 200 until a shutdown begins, and draining is marked before the server is told to stop")
@@ -133,11 +131,11 @@ struct ServeApplicationTests {
             let ready = try await client.execute(uri: "/ready", method: .get)
             #expect(ready.status == .serviceUnavailable)
         }
-        service.close()
     }
 
     /// Serves `service` on a random loopback port, run by the group `imago
-    /// serve` runs it in (`before` ahead of the server, `readiness` last):
+    /// serve` runs it in (`before` ahead of the service and the server,
+    /// `readiness` last):
     /// the group, the task running it, and the port.
     static func serve(
         _ service: ImageService, drainTimeout: Duration, idleTimeout: Duration = .seconds(30), readiness: Readiness = Readiness(),
@@ -147,7 +145,8 @@ struct ServeApplicationTests {
         let app = ServeApplication.application(
             service: service, host: "127.0.0.1", port: 0, logger: Logger(label: "test"), readiness: readiness, idleTimeout: idleTimeout
         ) { portContinuation.yield($0) }
-        let group = ServeApplication.serviceGroup(before + [app, readiness], drainTimeout: drainTimeout, logger: Logger(label: "test"))
+        let group = ServeApplication.serviceGroup(
+            before + [service, app, readiness], drainTimeout: drainTimeout, logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())

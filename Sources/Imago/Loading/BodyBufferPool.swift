@@ -1,5 +1,6 @@
 import Foundation
 import ImagoCaching
+import ImagoConcurrency
 
 /// Memory for response bodies of a known, large size, handed to the next
 /// body once the last `Data` made from it is gone.

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import ImagoConcurrency
 
 /// HTTP clients that connect each host name to one address a
 /// ``SourceGuard`` approved (AsyncHTTPClient's DNS override, set per client),

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import ImagoCaching
+import ImagoConcurrency
 import NIOCore
 import NIOHTTP1
 

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 import NIOCore
 
 #if canImport(Glibc)
@@ -79,4 +80,13 @@ struct SpillError: Error, CustomStringConvertible {
     var code: Int32
 
     var description: String { "\(call) failed on \(path): \(String(cString: strerror(code)))" }
+}
+
+extension PriorityThreadPool {
+    /// Runs `body` on one of the threads; its result completes the future on `eventLoop`.
+    fileprivate func future<T: Sendable>(on eventLoop: any EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
+        let promise = eventLoop.makePromise(of: T.self)
+        submit(priority: .normal) { promise.completeWith(Result { try body() }) }
+        return promise.futureResult
+    }
 }

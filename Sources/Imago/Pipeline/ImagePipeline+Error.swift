@@ -98,3 +98,6 @@ extension ImagePipeline {
         }
     }
 }
+
+/// A waiter that leaves shared work (a download, a decode) hears `.cancelled`.
+extension ImagePipeline.Error: CoalescingFailure {}

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 import Logging
 import Synchronization
 

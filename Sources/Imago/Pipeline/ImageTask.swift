@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 
 /// One running image load: cancel it, change its priority, follow its
 /// progress, await its result.

@@ -1,3 +1,5 @@
+import ImagoConcurrency
+
 /// Loads images ahead of need, at low priority, so that they are in the
 /// caches by the time they are shown (a collection view's prefetching, the
 /// next page of a feed).

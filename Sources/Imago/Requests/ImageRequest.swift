@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 
 /// What to load: a URL (or a key and a closure that fetches the bytes) and how.
 ///
@@ -163,20 +164,9 @@ public struct ImageRequest: Sendable {
 }
 
 extension ImageRequest {
-    /// How urgent a request is. Queued downloads and decodes start highest priority first.
-    public enum Priority: Int, Sendable, Comparable, CaseIterable {
-        case veryLow, low, normal, high, veryHigh
-
-        public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
-
-        var taskPriority: TaskPriority {
-            switch self {
-            case .veryLow, .low: .low
-            case .normal: .medium
-            case .high, .veryHigh: .high
-            }
-        }
-    }
+    /// How urgent a request is. Queued downloads and decodes start highest
+    /// priority first. (One type with the pools' and semaphores' priority.)
+    public typealias Priority = WorkPriority
 
     /// Which cache tiers a request reads and which it writes, chosen separately.
     public struct CachePolicy: Sendable, Hashable {

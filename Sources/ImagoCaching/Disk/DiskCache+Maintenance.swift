@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import ImagoConcurrency
 
 extension DiskCache {
     /// Removes every entry.
@@ -125,21 +125,16 @@ extension DiskCache {
     }
 
     /// Starts the periodic snapshot and expiry sweep: a task that sleeps,
-    /// then runs the (blocking) work on a utility dispatch queue, off Swift's
+    /// then runs the (blocking) work on a thread of its own, off Swift's
     /// cooperative pool.
     func startMaintenance() {
         guard let interval = configuration.maintenanceInterval else { return }
-        let queue = DispatchQueue(label: "imago.disk-cache.maintenance", qos: .utility)
+        let thread = PriorityThreadPool(threads: 1, name: "imago-disk-sweep")
         let task = Task.detached(priority: .background) { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard !Task.isCancelled, let cache = self else { return }
-                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                    queue.async {
-                        cache.performMaintenance()
-                        done.resume()
-                    }
-                }
+                await thread.run(priority: .low) { cache.performMaintenance() }
             }
         }
         maintenance.withLock { $0 = task }

@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import ImagoConcurrency
 import Logging
 import Synchronization  // Atomic
 

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 
 /// A thread-safe in-memory cache with a count limit, a cost limit and an
 /// optional time to live, evicting with S3-FIFO.

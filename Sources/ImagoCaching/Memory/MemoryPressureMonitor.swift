@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 
 #if canImport(Glibc)
     import Glibc
@@ -48,14 +49,12 @@ public final class MemoryPressureMonitor: Sendable {
         let state = Locked(State())
         self.state = state
         let wakeDescriptor = wake.read
-        let thread = Thread {
+        DedicatedThread.start(name: "imago-memory-pressure") {
             Self.watch(sources, wake: wakeDescriptor, escalation: PressureEscalation(window: escalationWindow), handler: handler)
             for source in sources { source.close() }
             state.withLock { $0.threadExited = true }
             state.signalAll()
         }
-        thread.name = "imago-memory-pressure"
-        thread.start()
     }
 
     deinit { stop() }

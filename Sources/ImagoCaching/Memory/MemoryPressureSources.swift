@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 
 #if canImport(Glibc)
     import Glibc

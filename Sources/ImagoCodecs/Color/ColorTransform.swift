@@ -1,6 +1,6 @@
 import CLcms2
 import Foundation
-import Synchronization
+import ImagoConcurrency
 
 /// A Little CMS transform from a file's colour space to sRGB (perceptual
 /// intent, no black point compensation, as browsers convert), for one
@@ -166,7 +166,7 @@ final class ColorTransform: @unchecked Sendable {
     /// Adobe RGB, a few camera and printer profiles); past that the cache
     /// starts again rather than growing with hostile inputs.
     private static let maximumCachedCount = 64
-    private static let cache = Mutex<[Key: Entry]>([:])
+    private static let cache = Locked<[Key: Entry]>([:])
 
     private static func make(from space: DeclaredColorSpace, _ key: Key) -> ColorTransform? {
         guard key.input.colorSpace != cmsSigCmykData || key.output.colorSpace == cmsSigRgbData,

@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import ImagoConcurrency
 import Synchronization
 
 /// Runs librsvg's renders on threads of their own, so that a caller waits
@@ -55,19 +55,15 @@ final class SVGRenderThreads: Sendable {
         let running = overdue.load(ordering: .relaxed)
         guard running < maximumOverdue else { return .refused(overdue: running) }
         let job = Job<Value>()
-        let thread = Thread { [self] in
+        DedicatedThread.start(name: "imago-svg", stackSize: Self.stackSize) { [self] in
             job.start()
-            let value = body()
-            if job.finish(value) { overdue.subtract(1, ordering: .relaxed) }
-            job.done.signal()
+            if job.finish(body()) { overdue.subtract(1, ordering: .relaxed) }
             onFinish?()
         }
-        thread.stackSize = Self.stackSize
-        thread.start()
         // A thread's CPU time grows no faster than the clock, so the budget
         // cannot run out before the part of it still unused has passed.
         var unused = cpuTimeLimit
-        while job.done.wait(timeout: .now() + Self.nanoseconds(max(unused, Self.shortestWait))) == .timedOut {
+        while !job.waitForValue(timeout: max(unused, Self.shortestWait)) {
             guard let used = job.cpuTime() else { break }
             unused = cpuTimeLimit - used
             if unused <= .zero { break }
@@ -83,13 +79,6 @@ final class SVGRenderThreads: Sendable {
         return .overdue
     }
 
-    /// `duration` in whole nanoseconds, at most a day.
-    private static func nanoseconds(_ duration: Duration) -> DispatchTimeInterval {
-        let (seconds, attoseconds) = duration.components
-        guard seconds < 86_400 else { return .seconds(86_400) }
-        return .nanoseconds(Int(max(0, seconds)) * 1_000_000_000 + Int(max(0, attoseconds) / 1_000_000_000))
-    }
-
     /// One render: its thread's CPU clock, its result, whether its caller
     /// has stopped waiting, and the signal that it is done.
     private final class Job<Value: Sendable>: Sendable {
@@ -100,10 +89,14 @@ final class SVGRenderThreads: Sendable {
             var isAbandoned = false
         }
 
-        private let state = Mutex(State())
-        let done = DispatchSemaphore(value: 0)
+        private let state = Locked(State())
 
         var value: Value? { state.withLock { $0.value } }
+
+        /// Waits up to `timeout` for the render to return: whether it has.
+        func waitForValue(timeout: Duration) -> Bool {
+            state.withLockWhenReady(timeout: timeout) { $0.value == nil ? nil : () } != nil
+        }
 
         /// Notes the CPU clock of the calling thread, the render's.
         func start() {
@@ -135,7 +128,8 @@ final class SVGRenderThreads: Sendable {
 
         /// Keeps `value`; whether the caller had stopped waiting for it.
         func finish(_ value: Value) -> Bool {
-            state.withLock { state in
+            defer { state.signalAll() }
+            return state.withLock { state in
                 state.value = value
                 return state.isAbandoned
             }

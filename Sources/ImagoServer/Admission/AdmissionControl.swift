@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoConcurrency
 
 /// Which requests may download their source and transform it, and when.
 ///

@@ -1,6 +1,6 @@
 import Hummingbird
+import ImagoConcurrency
 import Logging
-import Synchronization
 
 /// The request context of `imago serve`'s router: Hummingbird's own, the
 /// request's id, and what the image route tells the access log.
@@ -38,7 +38,7 @@ public final class ImageRequestReport: Sendable {
         public var unsignedPath: String?
     }
 
-    private let fields = Mutex(Fields())
+    private let fields = Locked(Fields())
 
     public init() {}
 

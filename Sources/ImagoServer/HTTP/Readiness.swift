@@ -1,4 +1,5 @@
 import ImagoCaching
+import ImagoConcurrency
 import ServiceLifecycle
 
 /// Whether the server takes new requests, as `/ready` tells a load

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import Imago
+import ImagoConcurrency
 import NIOCore
 
 /// A failure with the status it is answered with: every way an image

@@ -1,6 +1,6 @@
 import Foundation
+import ImagoConcurrency
 import Prometheus
-import Synchronization
 
 /// The service's own metrics in a Prometheus registry, which `/metrics`
 /// prints: requests by status, their duration, the requests in flight, the
@@ -19,7 +19,7 @@ public final class ServiceMetrics: Sendable {
     /// The counters of answers by status, each made on its status's first
     /// answer: the registry looks a series up by name and labels, which
     /// is too slow to do for every answer.
-    private let requestsByStatus = Mutex<[Int: Counter]>([:])
+    private let requestsByStatus = Locked<[Int: Counter]>([:])
 
     /// The counter of answers with `status` (one series per status).
     private func requests(_ status: Int) -> Counter {

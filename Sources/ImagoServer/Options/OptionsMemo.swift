@@ -1,4 +1,4 @@
-import Synchronization
+import ImagoConcurrency
 
 /// Options already read, by the URL text that spelled them: the many URLs
 /// that ask for the same options (one per source image) read them and
@@ -12,7 +12,7 @@ final class OptionsMemo: Sendable {
         let cacheKey: String
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Locked<[String: Entry]>([:])
     let capacity: Int
 
     init(capacity: Int = 4_096) {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Imago
+import ImagoConcurrency
 
 #if canImport(Glibc)
     import Glibc

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import Imago
 import ImagoCaching
-import Synchronization
+import ImagoConcurrency
 
 /// Where `wm`'s image comes from, as the operator configures it.
 public enum WatermarkSource: Sendable, Equatable {
@@ -36,7 +36,7 @@ final class Watermark: Sendable {
     /// file's digest, or the URL.
     let key: String
     private let fileData: Data?
-    private let decoded = Mutex<Image?>(nil)
+    private let decoded = Locked<Image?>(nil)
 
     /// Reads a file source at once (``ImageService/Configuration/validate()``
     /// has checked that it is an image).

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Imago
 import ImagoCaching
+import ImagoConcurrency
 import NIOCore
 
 /// One encoded answer, as it is sent, and what it was made from.
@@ -116,13 +117,13 @@ final class ResultCache: Sendable {
     private let disk: DiskCache?
     /// Where the disk tier's blocking reads and writes run.
     private let diskThreads: PriorityThreadPool
-    private let inFlight = CoalescingPool<ResultKey, EncodedResult, ServiceError>()
+    private let inFlight = CoalescingPool<ResultKey, EncodedResult, ServiceError, Never>()
     /// Answers on their way to disk, each written by one job at a time
     /// (`version` tells the job whether a newer answer came meanwhile).
     private let pending = Locked<[ResultKey: (result: EncodedResult, version: Int)]>([:])
     private let pendingPlaces: WeightedSemaphore
     /// Held by every write not yet done, so that ``close()`` can wait for them.
-    private let writes = DispatchGroup()
+    private let writes = PendingWork()
     /// The answers made from each source, for ``purge(source:)``.
     private let index: SourceIndex
     let lifetime: Duration
@@ -207,7 +208,7 @@ final class ResultCache: Sendable {
     func purge(source: String) async -> Int {
         // The answers on their way to disk are indexed as their writes start:
         // those pending are waited for (off the disk threads they need).
-        await PriorityThreadPool.blockingIO.run { [writes] in writes.wait() }
+        await writes.idle()
         return await diskThreads.run { [memory, pending, index, disk] in
             var removed = 0
             for diskKey in index.remove(source) {
@@ -224,7 +225,7 @@ final class ResultCache: Sendable {
 
     /// Waits for the writes pending, then closes the disk tier, saving its index snapshot.
     func close() {
-        writes.wait()
+        writes.waitUntilIdle()
         disk?.close()
     }
 

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Imago
 import ImagoCaching
+import ImagoConcurrency
 import Logging
 import Tracing
 
@@ -23,7 +24,7 @@ final class SharedResultStore: Sendable {
     /// Until when the store is skipped, after a failure.
     private let skippedUntil = Locked<ContinuousClock.Instant?>(nil)
     /// Held by every write not yet done, for ``waitForWrites()``.
-    private let writes = DispatchGroup()
+    private let writes = PendingWork()
     /// How long a failed store is left alone.
     static let pause: Duration = .seconds(10)
     /// How long one request may take.
@@ -75,7 +76,7 @@ final class SharedResultStore: Sendable {
 
     /// Waits until the writes started so far are done (tests, shutdown).
     func waitForWrites() async {
-        await PriorityThreadPool.blockingIO.run { [writes] in writes.wait() }
+        await writes.idle()
     }
 
     private var isAvailable: Bool {

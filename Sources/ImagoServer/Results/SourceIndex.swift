@@ -1,5 +1,6 @@
 import Foundation
 import ImagoCaching
+import ImagoConcurrency
 
 /// Which answers were made from each source, so that a purge can find
 /// them all: kept in memory and, beside the answers, on disk (an entry a

@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoConcurrency
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import Imago
-import Synchronization
+import ImagoConcurrency
 
 extension ImageService {
     /// What `/info/{signature}/{options}/{source}` answers, as JSON: the
@@ -68,7 +68,7 @@ extension ImageService {
 /// (ThumbHash's input), on the decode thread: for formats whose header
 /// Imago does not read, the decode at full size is how their size is known.
 private final class SizeProbe: ImageProcessing, Sendable {
-    private let size = Mutex<ImageSize?>(nil)
+    private let size = Locked<ImageSize?>(nil)
 
     var decodedSize: ImageSize? { size.withLock { $0 } }
 

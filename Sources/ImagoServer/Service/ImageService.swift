@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Imago
 import ImagoCaching
+import ImagoConcurrency
 import Logging
 import NIOCore
 import Tracing
@@ -42,6 +43,10 @@ public final class ImageService: Sendable {
     let watermark: Watermark?
     /// Answers shared by every instance, in object storage; nil for none.
     let store: SharedResultStore?
+    /// The HTTP loaders this service made, closed by ``shutdown()``; none
+    /// when the caller gave the pipeline.
+    private let ownLoaders: [HTTPDataLoader]
+    private let isShutDown = Locked(false)
 
     /// A service with its own pipeline: a guarded HTTP loader and, in
     /// `configuration.cacheFolder`, a disk cache of the sources (`sources/`,
@@ -67,15 +72,14 @@ public final class ImageService: Sendable {
                 sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
             ))
         // The operator's endpoint is trusted: no guard, and a redirect is an answer.
-        let objectStorage = configuration.objectStorage.map { storage in
-            ObjectStorageLoader(
-                settings: storage,
-                http: HTTPDataLoader(
-                    configuration: .init(
-                        readTimeout: configuration.sourceTimeout, requestTimeout: configuration.sourceTimeout, maximumRedirects: 0,
-                        maximumResponseSize: configuration.maximumSourceSize,
-                        temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(), userAgent: "Imago")))
+        let storageHTTP = configuration.objectStorage.map { _ in
+            HTTPDataLoader(
+                configuration: .init(
+                    readTimeout: configuration.sourceTimeout, requestTimeout: configuration.sourceTimeout, maximumRedirects: 0,
+                    maximumResponseSize: configuration.maximumSourceSize,
+                    temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(), userAgent: "Imago"))
         }
+        let objectStorage = configuration.objectStorage.flatMap { storage in storageHTTP.map { ObjectStorageLoader(settings: storage, http: $0) } }
         let loader = OriginLoader(
             http: http, local: configuration.localRoot.flatMap { LocalFileLoader(root: $0, maximumSize: configuration.maximumSourceSize) },
             objectStorage: objectStorage, sourceHeaders: configuration.sourceHeaders.map(\.scoped))
@@ -98,14 +102,24 @@ public final class ImageService: Sendable {
         pipelineConfiguration.dataCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/sources", configuration: sources) }
         let resultsCache = try configuration.cacheFolder.map { try DiskCache(path: $0 + "/results", configuration: results) }
         let pipeline = ImagePipeline(configuration: pipelineConfiguration)
-        self.init(configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsCache, metrics: metrics, logger: logger)
+        self.init(
+            configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsCache, metrics: metrics, logger: logger,
+            ownLoaders: [http] + (storageHTTP.map { [$0] } ?? []))
     }
 
     /// A service over a pipeline of the caller's (tests).
-    public init(
+    public convenience init(
         configuration: Configuration, pipeline: ImagePipeline, resultsOnDisk: DiskCache? = nil, metrics: ServiceMetrics = ServiceMetrics(),
         logger: Logger = Logger(label: "imago.serve")
     ) {
+        self.init(configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsOnDisk, metrics: metrics, logger: logger, ownLoaders: [])
+    }
+
+    private init(
+        configuration: Configuration, pipeline: ImagePipeline, resultsOnDisk: DiskCache?, metrics: ServiceMetrics, logger: Logger,
+        ownLoaders: [HTTPDataLoader]
+    ) {
+        self.ownLoaders = ownLoaders
         var configuration = configuration
         // The schemes the policy lets through are the origins the service has.
         configuration.sourcePolicy.allowsLocalFiles = configuration.localRoot != nil
@@ -131,11 +145,28 @@ public final class ImageService: Sendable {
         )
     }
 
-    /// Saves the source cache's index snapshot and releases its folder:
-    /// call once the server has stopped.
+    /// Waits for the answers on their way to disk, saves the caches' index
+    /// snapshots and releases their folders: for an app that does not run
+    /// the service in a `ServiceGroup` (``run()`` does this and more), once
+    /// its server has stopped. Blocks the calling thread meanwhile.
     public func close() {
         (pipeline.configuration.dataCache as? DiskCache)?.close()
         results.close()
+    }
+
+    /// What ``run()`` does once its graceful shutdown comes: waits for the
+    /// uploads to the shared store, ``close()``s the caches (off Swift's
+    /// cooperative pool), then closes the connections of the loaders the
+    /// service made. Idempotent.
+    public func shutdown() async throws {
+        let first = isShutDown.withLock { isShutDown in
+            defer { isShutDown = true }
+            return !isShutDown
+        }
+        guard first else { return }
+        await store?.waitForWrites()
+        await PriorityThreadPool.blockingIO.run { self.close() }
+        for loader in ownLoaders { try await loader.shutdown() }
     }
 
     // MARK: Routes

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 
 @testable import Imago
 @testable import ImagoCaching

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ImagoConcurrency
 import Testing
 
 @testable import Imago

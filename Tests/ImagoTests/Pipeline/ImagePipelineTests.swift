@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 import ImagoSandbox
 import Testing
 

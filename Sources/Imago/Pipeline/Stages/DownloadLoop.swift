@@ -1,4 +1,5 @@
 import Foundation
+import ImagoConcurrency
 
 /// A data fetch's download: attempt after attempt as ``DownloadAttempts``
 /// decides (retries of temporary failures after a backoff, the rest of an

@@ -1,9 +1,10 @@
 import Foundation
+import ImagoConcurrency
 import Synchronization
 
 /// The downloads shared by identical requests, images and `data(for:)`
 /// alike: one per data key (a reload has its own).
-typealias DataFetches = CoalescingPool<DataFetchKey, FetchedData, ImagePipeline.Error>
+typealias DataFetches = CoalescingPool<DataFetchKey, FetchedData, ImagePipeline.Error, DownloadProgress>
 
 /// What a shared data fetch produces: the bytes (downloaded, or the disk
 /// entry a 304 confirmed or a failure let stand in), how long they took, and

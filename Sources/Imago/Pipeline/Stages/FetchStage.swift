@@ -1,3 +1,5 @@
+import ImagoConcurrency
+
 /// The one owner of a shared image fetch's current stage: a disk or decode
 /// job queued on a thread pool, a running job, a download it waits for, or
 /// done. Cancel and priority both go through it, so they reach the live

@@ -1,7 +1,8 @@
 import Foundation
+import ImagoConcurrency
 
 /// The image fetches shared by identical requests: one per image and network policy.
-typealias ImageFetches = CoalescingPool<ImageFetchKey, FetchedImage, ImagePipeline.Error>
+typealias ImageFetches = CoalescingPool<ImageFetchKey, FetchedImage, ImagePipeline.Error, DownloadProgress>
 
 /// One shared image fetch, from start to finish: memory, then disk, then
 /// the network, then decoding.

@@ -1,4 +1,4 @@
-/// Identifiers queued by ``ImageRequest/Priority``: highest level first, first
+/// Identifiers queued by ``WorkPriority``: highest level first, first
 /// come first served within a level. The one queue behind the semaphores
 /// and the decode threads.
 ///
@@ -8,7 +8,7 @@
 /// the back of its new level, and the place it left is dropped lazily when
 /// reached. An item that returns to a level it left takes back its old place.
 struct PriorityQueue<ID: Sendable>: Sendable {
-    typealias Priority = ImageRequest.Priority
+    typealias Priority = WorkPriority
 
     private var levels = [[ID]](repeating: [], count: Priority.allCases.count)
     /// The first place still to look at in each level: places before it are spent.

@@ -1,11 +1,8 @@
-import Tracing
 /// A failure that can say "this waiter left": what a waiter of a
 /// ``CoalescingPool`` gets when it cancels.
 package protocol CoalescingFailure: Error {
     static func cancelled(key: String) -> Self
 }
-
-extension ImagePipeline.Error: CoalescingFailure {}
 
 /// Runs one piece of work per key, however many callers ask for it: the
 /// pipeline's shared downloads and decodes, and the service's answers.
@@ -15,30 +12,37 @@ extension ImagePipeline.Error: CoalescingFailure {}
 /// when every waiter has left. Every waiter gets exactly one completion:
 /// the work's outcome, or a cancellation if it left first. When the work
 /// ends (or is abandoned) its key is free, so the next caller starts anew.
-package final class CoalescingPool<Key: Hashable & Sendable & CustomStringConvertible, Value: Sendable, Failure: CoalescingFailure>: Sendable {
-    package typealias Priority = ImageRequest.Priority
+package final class CoalescingPool<
+    Key: Hashable & Sendable & CustomStringConvertible, Value: Sendable, Failure: CoalescingFailure, Progress: Sendable
+>: Sendable {
+    package typealias Priority = WorkPriority
     package typealias Outcome = Result<Value, Failure>
 
     /// What a waiter hears: progress (optional) and the one completion.
-    struct Observer: Sendable {
-        var progress: (@Sendable (DownloadProgress) -> Void)?
-        var completion: @Sendable (Outcome) -> Void
+    package struct Observer: Sendable {
+        package var progress: (@Sendable (Progress) -> Void)?
+        package var completion: @Sendable (Outcome) -> Void
+
+        package init(progress: (@Sendable (Progress) -> Void)? = nil, completion: @escaping @Sendable (Outcome) -> Void) {
+            self.progress = progress
+            self.completion = completion
+        }
     }
 
     /// A waiter's handle: leave, or change its priority.
-    struct Subscription: Sendable {
+    package struct Subscription: Sendable {
         fileprivate let pool: CoalescingPool
         fileprivate let key: Key
         fileprivate let generation: UInt64
         fileprivate let waiter: UInt64
         /// Whether the caller joined work that was already running.
-        let joined: Bool
+        package let joined: Bool
 
         /// Leaves the work: the waiter completes with a cancellation at once.
-        func cancel() { pool.leave(self) }
+        package func cancel() { pool.leave(self) }
 
         /// Changes this waiter's priority, and the work's if it is now the highest.
-        func setPriority(_ priority: Priority) { pool.setPriority(priority, for: self) }
+        package func setPriority(_ priority: Priority) { pool.setPriority(priority, for: self) }
     }
 
     /// What the work sees of its waiters.
@@ -58,7 +62,7 @@ package final class CoalescingPool<Key: Hashable & Sendable & CustomStringConver
         package var priority: Priority { pool.priority(key: key, generation: generation) }
 
         /// Tells every waiter how far the work has come.
-        func reportProgress(_ progress: DownloadProgress) {
+        package func reportProgress(_ progress: Progress) {
             pool.reportProgress(progress, key: key, generation: generation)
         }
     }
@@ -133,20 +137,18 @@ package final class CoalescingPool<Key: Hashable & Sendable & CustomStringConver
     }
 
     /// Joins the work for `key`, starting `operation` in a task of its own if none runs.
-    func subscribe(
+    package func subscribe(
         key: Key,
         priority: Priority,
         observer: Observer,
         operation: @escaping @Sendable (Context) async -> Outcome
     ) -> Subscription {
-        // The trace the work's spans join: the starting caller's, which a detached task does not inherit.
-        let trace = ServiceContext.current
-        return subscribe(key: key, priority: priority, observer: observer) { context, complete in
-            // Detached: the work must not inherit the caller's actor (a UI caller
-            // would otherwise run it on the main actor).
-            let task = Task.detached(priority: priority.taskPriority) {
-                complete(await ServiceContext.$current.withValue(trace) { await operation(context) })
-            }
+        subscribe(key: key, priority: priority, observer: observer) { context, complete in
+            // Made in this nonisolated function, the task runs on no actor (a
+            // UI caller's work would otherwise run on the main actor), and it
+            // inherits the starting caller's task-local values: its trace,
+            // which the work's spans join.
+            let task = Task(priority: priority.taskPriority) { complete(await operation(context)) }
             return { task.cancel() }
         }
     }
@@ -154,7 +156,7 @@ package final class CoalescingPool<Key: Hashable & Sendable & CustomStringConver
     /// Joins the work for `key`, starting it with `start` if none runs.
     /// `start` must not block: it hands the work to a thread or a task, which
     /// calls `complete` once (from any thread), and returns what stops the work.
-    func subscribe(
+    package func subscribe(
         key: Key,
         priority: Priority,
         observer: Observer,
@@ -251,8 +253,8 @@ package final class CoalescingPool<Key: Hashable & Sendable & CustomStringConver
         }
     }
 
-    private func reportProgress(_ progress: DownloadProgress, key: Key, generation: UInt64) {
-        let handlers = state.withLock { state -> [@Sendable (DownloadProgress) -> Void] in
+    private func reportProgress(_ progress: Progress, key: Key, generation: UInt64) {
+        let handlers = state.withLock { state -> [@Sendable (Progress) -> Void] in
             guard let work = state.works[key], work.generation == generation else { return [] }
             return work.waiters.values.compactMap(\.observer.progress)
         }

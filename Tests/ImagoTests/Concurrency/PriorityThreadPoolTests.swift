@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 
-@testable import Imago
 @testable import ImagoCaching
+@testable import ImagoConcurrency
 
 @Suite("PriorityThreadPool: priority order, priority changes, cancellation, the thread limit")
 struct PriorityThreadPoolTests {
@@ -24,7 +24,7 @@ struct PriorityThreadPoolTests {
         }
 
         @discardableResult
-        func submit(_ name: String, _ priority: ImageRequest.Priority) -> PriorityThreadPool.Job {
+        func submit(_ name: String, _ priority: WorkPriority) -> PriorityThreadPool.Job {
             pool.submit(priority: priority) { [order] in order.withLock { $0.append(name) } }
         }
 
@@ -88,7 +88,7 @@ struct PriorityThreadPoolTests {
         // Given a pool of 3 threads and 300 jobs that each hold a thread briefly
         let pool = PriorityThreadPool(threads: 3, name: "imago-test")
         let counts = Locked((running: 0, most: 0, runs: 0))
-        let priorities = ImageRequest.Priority.allCases
+        let priorities = WorkPriority.allCases
 
         // When they are all submitted at once, at every priority
         await withTaskGroup(of: Void.self) { group in

@@ -3,12 +3,12 @@ import Foundation
 import ImagoSandbox
 import Testing
 
-@testable import Imago
 @testable import ImagoCaching
+@testable import ImagoConcurrency
 
 @Suite("PriorityQueue: highest first, first come first served, lazy moves; Locked's condition")
 struct PriorityQueueTests {
-    typealias Priority = ImageRequest.Priority
+    typealias Priority = WorkPriority
 
     /// The owner's side: each queued item's current priority.
     struct Owner {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Imago
+@testable import ImagoConcurrency
 
 @Suite("WeightedSemaphore: capacity, weights, keys, priorities, deadlines, suspension, cancellation")
 struct WeightedSemaphoreTests {

@@ -1,6 +1,3 @@
-import Foundation
-import NIOCore
-
 /// Threads for blocking work (disk reads, decoding) that take queued jobs
 /// highest priority first, first come first served within a priority.
 ///
@@ -14,7 +11,7 @@ import NIOCore
 /// pool.cancel(job)                        // `true` if it had not started
 /// ```
 package final class PriorityThreadPool: Sendable {
-    package typealias Priority = ImageRequest.Priority
+    package typealias Priority = WorkPriority
     package typealias Job = UInt64
 
     private let queue: JobQueue
@@ -28,20 +25,7 @@ package final class PriorityThreadPool: Sendable {
     package init(threads: Int, name: String) {
         queue = JobQueue()
         for index in 0..<max(1, threads) {
-            let threadName = "\(name)\(index)"
-            let thread = Thread { [queue] in
-                // Set from the thread itself, so that it reaches the kernel (for
-                // profilers and debuggers). Foundation passes the name on only
-                // once `start()` has returned on the starting thread, and later
-                // reads it back from the kernel: named directly too, or the
-                // thread may keep the starting thread's name.
-                #if canImport(Glibc)
-                    _ = setThreadName?(pthread_self(), String(threadName.utf8.prefix(15))!)
-                #endif
-                Thread.current.name = threadName
-                queue.runJobs()
-            }
-            thread.start()
+            DedicatedThread.start(name: "\(name)\(index)") { [queue] in queue.runJobs() }
         }
     }
 
@@ -59,29 +43,22 @@ package final class PriorityThreadPool: Sendable {
 
     /// Moves a queued job to another priority, behind the jobs already there
     /// (a job that returns to a level it left takes back its old place).
-    func setPriority(_ priority: Priority, for job: Job) {
+    package func setPriority(_ priority: Priority, for job: Job) {
         queue.setPriority(priority, for: job)
     }
 
     /// Takes a job out of the queue: `true` if it had not started (it never
     /// will), `false` if it has started or finished.
     @discardableResult
-    func cancel(_ job: Job) -> Bool {
+    package func cancel(_ job: Job) -> Bool {
         queue.cancel(job)
     }
 
     /// The number of jobs waiting for a thread.
-    var queuedCount: Int { queue.queuedCount }
+    package var queuedCount: Int { queue.queuedCount }
 
     /// The priority of a queued job; `nil` once it has started or was cancelled.
-    func priority(of job: Job) -> Priority? { queue.priority(of: job) }
-
-    /// Runs `body` on one of the threads; its result completes the future on `eventLoop`.
-    package func future<T: Sendable>(on eventLoop: any EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
-        let promise = eventLoop.makePromise(of: T.self)
-        submit(priority: .normal) { promise.completeWith(Result { try body() }) }
-        return promise.futureResult
-    }
+    package func priority(of job: Job) -> Priority? { queue.priority(of: job) }
 
     /// Runs `body` on one of the threads at `priority` and returns its result.
     package func run<T: Sendable>(priority: Priority = .normal, _ body: @escaping @Sendable () -> T) async -> T {
@@ -156,11 +133,3 @@ private final class JobQueue: Sendable {
         }
     }
 }
-
-#if canImport(Glibc)
-    /// glibc's `pthread_setname_np`, which the Glibc module does not declare.
-    private let setThreadName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32)? = dlsym(
-        UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np"
-    )
-    .map { unsafeBitCast($0, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self) }
-#endif

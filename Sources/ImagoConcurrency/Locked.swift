@@ -27,19 +27,38 @@ package final class Locked<Value> {
     /// The value, in memory of its own rather than a stored property: an
     /// `inout` access to a class's property is checked for exclusivity at
     /// run time, a noticeable cost in an operation as short as a memory-cache
-    /// lookup; the mutex already gives exclusive access.
+    /// lookup; the mutex already gives exclusive access. The mutex, the
+    /// condition and the value share one allocation (a lock is made per
+    /// request on some paths).
     @usableFromInline let value: UnsafeMutablePointer<Value>
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
+    /// Where the condition and the value start in the allocation, the mutex being first.
+    private static var conditionOffset: Int { roundedUp(MemoryLayout<pthread_mutex_t>.stride, to: MemoryLayout<pthread_cond_t>.alignment) }
+    private static var valueOffset: Int {
+        roundedUp(conditionOffset + MemoryLayout<pthread_cond_t>.stride, to: MemoryLayout<Value>.alignment)
+    }
+
+    private static func roundedUp(_ offset: Int, to alignment: Int) -> Int { (offset + alignment - 1) / alignment * alignment }
+
     @usableFromInline
     package init(_ value: Value) {
-        self.value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        let memory = UnsafeMutableRawPointer.allocate(
+            byteCount: Self.valueOffset + MemoryLayout<Value>.stride,
+            alignment: max(MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<pthread_cond_t>.alignment, MemoryLayout<Value>.alignment))
+        mutex = memory.bindMemory(to: pthread_mutex_t.self, capacity: 1)
+        condition = (memory + Self.conditionOffset).bindMemory(to: pthread_cond_t.self, capacity: 1)
+        self.value = (memory + Self.valueOffset).bindMemory(to: Value.self, capacity: 1)
         self.value.initialize(to: value)
-        condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        // Timed waits measure on the monotonic clock: setting the wall clock
+        // neither shortens nor stretches them.
+        var conditionAttributes = pthread_condattr_t()
+        pthread_condattr_init(&conditionAttributes)
+        pthread_condattr_setclock(&conditionAttributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &conditionAttributes)
+        pthread_condattr_destroy(&conditionAttributes)
         mutex.initialize(to: pthread_mutex_t())
         #if canImport(Glibc)
             // Adaptive: spin briefly before sleeping in the kernel. The memory
@@ -58,11 +77,9 @@ package final class Locked<Value> {
 
     deinit {
         pthread_mutex_destroy(mutex)
-        mutex.deallocate()
         pthread_cond_destroy(condition)
-        condition.deallocate()
         value.deinitialize(count: 1)
-        value.deallocate()
+        UnsafeMutableRawPointer(mutex).deallocate()
     }
 
     /// Runs `body` if the mutex is free at once; `nil` (without waiting) if another thread holds it.
@@ -92,6 +109,23 @@ extension Locked {
         while true {
             if let result = body(&value.pointee) { return result }
             pthread_cond_wait(condition, mutex)
+        }
+    }
+
+    /// As ``withLockWhenReady(_:)``, but gives up after `timeout`: `nil` if
+    /// `body` had no result by then.
+    package func withLockWhenReady<Result>(timeout: Duration, _ body: (inout Value) -> Result?) -> Result? {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let (seconds, attoseconds) = max(timeout, .zero).components
+        let nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
+        deadline.tv_sec += Int(min(seconds, Int64(Int32.max))) + nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let result = body(&value.pointee) { return result }
+            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { return body(&value.pointee) }
         }
     }
 

@@ -23,7 +23,7 @@
 /// until the earliest one, rather than a timer per waiter: a timer set and
 /// cancelled for every request costs thread switches on every answer.
 package final class WeightedSemaphore: Sendable {
-    package typealias Priority = ImageRequest.Priority
+    package typealias Priority = WorkPriority
     package typealias Ticket = UInt64
 
     fileprivate struct Waiter {
