@@ -96,7 +96,7 @@ struct GIFPalette {
         _ pixels: [UInt32], width: Int, height: Int, maximum: Int, with quantiser: Quantiser,
         _ body: (_ image: OpaquePointer, _ result: OpaquePointer) throws(ImageEncodingError) -> Result
     ) throws(ImageEncodingError) -> Result {
-        OpenMP.keepRegionsOnCallingThread()
+        OpenMP.runRegionsSerially()
         guard let attributes = liq_attr_create() else { throw ImageEncodingError(format: .gif, detail: "libimagequant could not start") }
         defer { liq_attr_destroy(attributes) }
         try check(liq_set_max_colors(attributes, Int32(maximum)), "setting the colour count")

@@ -7,7 +7,7 @@ enum OpenMP {
     /// region, which in a server burns a core for nothing, and requests run
     /// side by side already; the setting is the calling thread's own, so it
     /// is made before each use of libimagequant. Does nothing without OpenMP.
-    static func keepRegionsOnCallingThread() {
+    static func runRegionsSerially() {
         setThreadCount?(1)
     }
 
