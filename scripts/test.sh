@@ -52,7 +52,7 @@ rm -rf "$tsan_reports" && mkdir -p "$tsan_reports"
 ) > .build-tsan/log.txt 2>&1 &
 tsan_job=$!
 # A phase that fails ends the command: the background job with it.
-trap 'pkill -P "$tsan_job" 2>/dev/null; kill "$tsan_job" 2>/dev/null || true' EXIT
+trap '{ pkill -P "$tsan_job"; kill "$tsan_job"; } 2>/dev/null || true' EXIT
 
 phase "swift test"
 swift test --skip-build
@@ -113,6 +113,7 @@ scripts/fuzz.sh 60
 phase "swift test --sanitize=thread: waiting for the background job"
 tsan_status=0
 wait "$tsan_job" || tsan_status=$?
+trap - EXIT
 tail -n 40 .build-tsan/log.txt
 if [ "$tsan_status" -ne 0 ]; then
   grep -E "error:|✘" .build-tsan/log.txt | head -50 || true
