@@ -44,7 +44,8 @@ struct DecodeBudgetTests {
             return await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(statuses == [200, 200, 200, 200])
-        #expect(service.decodeMemory.counts == (0, 0), "every reservation was given back")
+        let counts = try #require(service.pipeline.decodeMemory?.counts, "the service limits its pipeline's decode memory")
+        #expect(counts == (0, 0), "every reservation was given back")
         try await server.shutdown()
     }
 }

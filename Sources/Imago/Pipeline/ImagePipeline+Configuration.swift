@@ -40,6 +40,12 @@ extension ImagePipeline {
         public var maximumPixelCount: Int
         /// The most frames an animated image may have. Default: 1,000.
         public var maximumFrameCount: Int
+        /// Bytes of decoded pixels that ``ImagePipeline/render(_:as:)`` and
+        /// its encoding forms may hold at once, each render's estimated
+        /// from its header before it starts (the pixel limit's worth when
+        /// the header does not tell); a render that does not fit waits,
+        /// highest priority first. Default: nil, no limit.
+        public var decodeMemoryLimit: Int?
         /// When failed downloads are tried again. Default: ``RetryPolicy/init(maximumAttempts:initialDelay:maximumDelay:maximumRetryAfter:)``
         /// with its defaults (3 attempts, backoff from 250 ms).
         public var retryPolicy: RetryPolicy
@@ -82,6 +88,7 @@ extension ImagePipeline {
             diskThreadCount: Int = 2,
             maximumPixelCount: Int = 100_000_000,
             maximumFrameCount: Int = 1_000,
+            decodeMemoryLimit: Int? = nil,
             retryPolicy: RetryPolicy = RetryPolicy(),
             diskCachePolicy: DiskCachePolicy = .http,
             diskStorage: DiskStorage = .originalData,
@@ -106,6 +113,7 @@ extension ImagePipeline {
             self.diskThreadCount = diskThreadCount
             self.maximumPixelCount = maximumPixelCount
             self.maximumFrameCount = maximumFrameCount
+            self.decodeMemoryLimit = decodeMemoryLimit
             self.retryPolicy = retryPolicy
             self.diskCachePolicy = diskCachePolicy
             self.diskStorage = diskStorage
@@ -127,6 +135,9 @@ extension ImagePipeline {
                 ("frame limit", maximumFrameCount), ("retry attempts", retryPolicy.maximumAttempts),
             ]
             for (name, count) in counts { try ConfigurationError.require(count > 0, "\(name) \(count): expected 1 or more") }
+            if let decodeMemoryLimit {
+                try ConfigurationError.require(decodeMemoryLimit > 0, "decode memory \(decodeMemoryLimit) bytes: expected 1 or more")
+            }
             try ConfigurationError.require(maximumHeuristicLifetime >= .zero, "heuristic lifetime \(maximumHeuristicLifetime): expected 0 or more")
             try (dataLoader as? HTTPDataLoader)?.configuration.validate()
         }

@@ -100,27 +100,29 @@ extension ImagePipeline {
         let decoding = DecodeStage(request, pipeline: self)
         let name = request.url?.absoluteString ?? request.cacheKey
         let trace = ServiceContext.current
-        let outcome = await decodeThreads.run(priority: request.priority) { () -> Result<Data, ImagePipeline.Error> in
-            let first: Image
-            switch TraceSpans.run("decode", in: trace, { decoding.run(data) }) {
-            case .success(let image): first = image
-            case .failure(let failure): return .failure(failure.error(key: name))
-            }
-            let processed: Image
-            switch TraceSpans.run("transform", in: trace, { processing.run(first) }) {
-            case .success(let image): processed = image
-            case .failure(let failure): return .failure(failure.error(key: name))
-            }
-            return TraceSpans.run("encode", in: trace) { () -> Result<Data, ImagePipeline.Error> in
-                do throws(ImagePipeline.Error) {
-                    guard let animation = first.animation, maximumFrameCount > 1 else {
-                        do throws(ImageEncodingError) { return .success(try still.encode(processed)) } catch {
-                            throw .encodingFailed(key: name, underlying: error)
+        let outcome = await withDecodeMemory(for: data, decoding: decoding, request: request) { [decodeThreads] in
+            await decodeThreads.run(priority: request.priority) { () -> Result<Data, ImagePipeline.Error> in
+                let first: Image
+                switch TraceSpans.run("decode", in: trace, { decoding.run(data) }) {
+                case .success(let image): first = image
+                case .failure(let failure): return .failure(failure.error(key: name))
+                }
+                let processed: Image
+                switch TraceSpans.run("transform", in: trace, { processing.run(first) }) {
+                case .success(let image): processed = image
+                case .failure(let failure): return .failure(failure.error(key: name))
+                }
+                return TraceSpans.run("encode", in: trace) { () -> Result<Data, ImagePipeline.Error> in
+                    do throws(ImagePipeline.Error) {
+                        guard let animation = first.animation, maximumFrameCount > 1 else {
+                            do throws(ImageEncodingError) { return .success(try still.encode(processed)) } catch {
+                                throw .encodingFailed(key: name, underlying: error)
+                            }
                         }
+                        return .success(try Self.writeAnimation(animation, first: processed, processing, animated, maximumFrameCount, name))
+                    } catch {
+                        return .failure(error)
                     }
-                    return .success(try Self.writeAnimation(animation, first: processed, processing, animated, maximumFrameCount, name))
-                } catch {
-                    return .failure(error)
                 }
             }
         }
@@ -163,14 +165,38 @@ extension ImagePipeline {
     ) async throws(ImagePipeline.Error) -> Output {
         let name = request.url?.absoluteString ?? request.cacheKey
         let trace = ServiceContext.current
-        let outcome = await decodeThreads.run(priority: request.priority) { [self] () -> Result<Output, ImagePipeline.Error> in
-            let decoded = TraceSpans.run("decode", in: trace) { DecodeStage(request, pipeline: self).run(data) }
-            switch decoded.flatMap({ image in TraceSpans.run("transform", in: trace) { ProcessStage(request.processors).run(image) } }) {
-            case .success(let image): return finish(image, name)
-            case .failure(let failure): return .failure(failure.error(key: name))
+        let decoding = DecodeStage(request, pipeline: self)
+        let outcome = await withDecodeMemory(for: data, decoding: decoding, request: request) { [decodeThreads] in
+            await decodeThreads.run(priority: request.priority) { () -> Result<Output, ImagePipeline.Error> in
+                let decoded = TraceSpans.run("decode", in: trace) { decoding.run(data) }
+                switch decoded.flatMap({ image in TraceSpans.run("transform", in: trace) { ProcessStage(request.processors).run(image) } }) {
+                case .success(let image): return finish(image, name)
+                case .failure(let failure): return .failure(failure.error(key: name))
+                }
             }
         }
         return try outcome.get()
+    }
+
+    /// Runs `render` once the pixels `data` will decode to fit in the
+    /// configuration's decode memory limit, and gives them back after.
+    /// Every render reserves here, watermarks, SVGs and animations
+    /// included, so that no caller can skip it. The estimate comes from the
+    /// header (an animation's is one frame's: frames are decoded one at a
+    /// time), else it is the pixel limit's worth.
+    private func withDecodeMemory<Output: Sendable>(
+        for data: Data, decoding: DecodeStage, request: ImageRequest, _ render: () async -> Result<Output, ImagePipeline.Error>
+    ) async -> Result<Output, ImagePipeline.Error> {
+        guard let decodeMemory else { return await render() }
+        // A TIFF's header gives the first page's size, not another's.
+        let estimate =
+            (request.page == 0 ? decoding.options.decodedBytesEstimate(of: data) : nil)
+            ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
+        guard let reservation = await decodeMemory.acquire(weight: estimate, priority: request.priority) else {
+            return .failure(.cancelled(key: request.url?.absoluteString ?? request.cacheKey))
+        }
+        defer { decodeMemory.release(reservation) }
+        return await render()
     }
 
     /// Why decoding and processing produced no image.

@@ -36,6 +36,9 @@ public final class ImagePipeline: Sendable {
     /// Partial downloads and explicit cache access; a service built on the
     /// pipeline runs its own blocking file I/O here too.
     package let diskThreads: PriorityThreadPool
+    /// Bytes of decoded pixels the renders in flight hold, when the
+    /// configuration limits them.
+    package let decodeMemory: WeightedSemaphore?
     let metrics: PipelineMetrics
     var logger: Logger { configuration.logger }
 
@@ -54,6 +57,7 @@ public final class ImagePipeline: Sendable {
         )
         decodeThreads = PriorityThreadPool(threads: configuration.maximumConcurrentDecodes, name: "imago-decode")
         diskThreads = PriorityThreadPool(threads: configuration.diskThreadCount, name: "imago-disk")
+        decodeMemory = configuration.decodeMemoryLimit.map { WeightedSemaphore(capacity: $0) }
         metrics = PipelineMetrics()
         if configuration.trimsMemoryOnPressure, let imageCache = configuration.imageCache {
             let logger = configuration.logger

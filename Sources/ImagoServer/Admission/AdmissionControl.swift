@@ -17,8 +17,7 @@ final class AdmissionControl: Sendable {
     let queueCapacity: Int
     let queueTimeout: Duration
     private let queued = Locked(0)
-    /// Twice the transformations: enough for the next sources to be there
-    /// when a transformation ends, few enough to bound their memory.
+    /// ``downloadLimit(transformations:)`` turns.
     private let downloads: WeightedSemaphore
     private let transformations: WeightedSemaphore
 
@@ -26,12 +25,19 @@ final class AdmissionControl: Sendable {
         self.limit = max(1, limit)
         self.queueCapacity = max(0, queueCapacity)
         self.queueTimeout = queueTimeout
-        downloads = WeightedSemaphore(capacity: 2 * self.limit)
+        downloads = WeightedSemaphore(capacity: Self.downloadLimit(transformations: limit))
         transformations = WeightedSemaphore(capacity: self.limit)
     }
 
     /// How many sources may be downloading at once.
     var downloadLimit: Int { downloads.capacity }
+
+    /// The download turns for `transformations` at once: twice as many,
+    /// enough for the next sources to be there when a transformation ends,
+    /// few enough to bound their memory. The service's one limit on
+    /// downloads: the pipeline's limiter and the HTTP client's connections
+    /// are sized to it, so that neither holds a download on its own.
+    static func downloadLimit(transformations: Int) -> Int { 2 * max(1, transformations) }
 
     /// Requests admitted that have not begun their transformation.
     var queueLength: Int { queued.withLock { $0 } }

@@ -144,18 +144,9 @@ struct LayoutProcessor: ImageProcessing {
         return ImageProcessors.Crop(x: corner.x, y: corner.y, width: clamped.width, height: clamped.height).process(image)
     }
 
-    /// Blur, sharpen and pixelate (imgproxy's filters), then Imago's gray
-    /// and rounded corners.
+    /// The options' effects (``ProcessingOptions/effects(dprScale:)``), in order.
     private func filtered(_ image: Image, plan: LayoutPlan) -> Image {
-        var processors: [any ImageProcessing] = []
-        if options.blur > 0 { processors.append(ImageProcessors.GaussianBlur(radius: options.blur * 2)) }
-        if options.sharpen > 0 { processors.append(ImageProcessors.Sharpen(sigma: options.sharpen)) }
-        if options.pixelate > 1 { processors.append(ImageProcessors.Pixelate(size: options.pixelate)) }
-        if options.grayscale { processors.append(ImageProcessors.Grayscale()) }
-        if options.cornerRadius > 0 {
-            processors.append(ImageProcessors.RoundedCorners(radius: Double(options.cornerRadius) * plan.dprScale))
-        }
-        return processors.reduce(image) { image, processor in processor.process(image) ?? image }
+        options.effects(dprScale: plan.dprScale).reduce(image) { image, effect in effect.apply(to: image) ?? image }
     }
 
     /// The image on a transparent canvas of `size` (a free side or one the

@@ -108,21 +108,11 @@ struct ThumborProcessor: ImageProcessing {
         )
     }
 
-    /// `image` after one post-transform filter; the image itself for the
-    /// filters that are not about pixels.
+    /// `image` after one post-transform filter: the model's ``Effect`` the
+    /// filter names, or one of the filters that depend on the plan; the
+    /// image itself for the filters that are not about pixels.
     private func apply(_ filter: ThumborFilter, to image: Image, plan: ThumborPlan) -> Image? {
         switch filter {
-        case .blur(_, let sigma): return ImageProcessors.GaussianBlur(radius: 2 * sigma).process(image)
-        case .sharpen(let amount, let radius, _): return amount > 0 ? ImageProcessors.Sharpen(sigma: max(0.5, radius)).process(image) : image
-        case .grayscale: return ImageProcessors.Grayscale(weights: .rec601).process(image)
-        case .brightness(let percent): return ImageProcessors.ColorLookup.brightness(percent).process(image)
-        case .contrast(let percent): return ImageProcessors.ColorLookup.contrast(percent).process(image)
-        case .rgb(let red, let green, let blue): return ImageProcessors.ColorLookup.offsets(red: red, green: green, blue: blue).process(image)
-        case .noise(let amount, let seed): return ImageProcessors.Noise(amount: amount, seed: UInt64(seed)).process(image)
-        case .rotate(let degrees):
-            // thumbor turns counter-clockwise, and only by whole quarter turns.
-            guard degrees % 90 == 0 else { return image }
-            return ImageProcessors.Rotate(quarterTurns: -degrees / 90).process(image)
         case .proportion(let ratio):
             guard ratio > 0, ratio <= 1 else { return image }
             let size = ImageSize(width: Int(Double(image.width) * ratio), height: Int(Double(image.height) * ratio))
@@ -152,14 +142,12 @@ struct ThumborProcessor: ImageProcessing {
             guard let color = Self.color(fill, of: image) else { return image }
             let placed = composites ? ImageProcessors.Flatten(background: color).process(image) : image
             return placed.flatMap { ImageProcessors.Embed(size: canvas, x: x, y: y, background: color).process($0) }
-        case .roundCorner(let horizontal, let vertical, let red, let green, let blue, let transparent):
-            guard let rounded = ImageProcessors.RoundedCorners(radius: Double(min(horizontal, vertical))).process(image) else { return nil }
-            if transparent { return rounded }
-            return ImageProcessors.Flatten(background: Color(red: UInt8(red), green: UInt8(green), blue: UInt8(blue))).process(rounded)
         case .watermark(let url, let x, let y, let alpha, let widthRatio, let heightRatio):
             guard let mark = watermarks[url] else { return image }
             return Self.watermarked(image, with: mark, x: x, y: y, alpha: alpha, widthRatio: widthRatio, heightRatio: heightRatio)
-        case .quality, .format, .maxBytes, .maxAge, .stripICC, .stripEXIF, .autoJPEG, .focal, .noUpscale: return image
+        default:
+            guard let effect = filter.effect else { return image }
+            return effect.apply(to: image)
         }
     }
 

@@ -26,12 +26,7 @@ extension ImageService {
     {
         let (read, source) = try readRequest(rawPath, mountedAt: prefix, report: report)
         let key = ResultKey(infoOf: source)
-        let result = try await result(for: key, source: source, forwarding: request, report: report) {
-            { response, ticket throws(ServiceError) in
-                try await ticket.transform()
-                return (try await self.describe(response.data, of: source), "application/json")
-            }
-        }
+        let result = try await result(for: key, source: source, forwarding: request, report: report, production: .info)
         return answer(result, to: request, options: read.options, source: source, negotiated: false)
     }
 
@@ -45,12 +40,6 @@ extension ImageService {
             request.targetSize = ImageSize(width: 100, height: 100)
             request.contentMode = .fit
         }
-        let estimate = ImageDecodingOptions(targetSize: request.targetSize, contentMode: .fit).decodedBytesEstimate(of: data)
-        guard
-            let reservation = await decodeMemory.acquire(
-                weight: estimate ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue)
-        else { throw ServiceError.cancelled(key: url.absoluteString) }
-        defer { decodeMemory.release(reservation) }
         let thumbnail: Image
         do { thumbnail = try await pipeline.render(data, as: request) } catch { throw ServiceError(error) }
         let size = header.uprightSize ?? probe.decodedSize ?? thumbnail.size

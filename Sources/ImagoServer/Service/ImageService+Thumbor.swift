@@ -70,19 +70,8 @@ extension ImageService {
         report?.record { $0.sourceHost = source.host }
         let settings = ThumborAnswerSettings(filters)
         let key = ResultKey(source: source, thumborOptions: ThumborProcessor(path: thumbor, filters: filters).identifier)
-        let result = try await result(for: key, source: source, forwarding: request, report: report) {
-            { response, ticket throws(ServiceError) in
-                let watermarks = try await self.thumborWatermarks(filters, dialect: dialect)
-                let processor = ThumborProcessor(path: thumbor, filters: filters, watermarks: watermarks)
-                try await ticket.transform()
-                defer { self.metrics.transformed() }
-                if thumbor.isMeta {
-                    let meta = ThumborMetaEncoder(processor: processor, imageURL: Self.thumborImageURL(thumbor.image))
-                    return (try await self.render(response.data, as: ImageRequest(url: source), encodedWith: meta).0, "application/json")
-                }
-                return try await self.transform(response.data, of: source, thumbor: processor, settings: settings)
-            }
-        }
+        let production = Production.thumbor(thumbor, filters: filters, dialect: dialect, settings: settings)
+        let result = try await result(for: key, source: source, forwarding: request, report: report, production: production)
         var answerOptions = ProcessingOptions()
         if let maxAge = settings.maxAge { answerOptions.expires = Int(Date().timeIntervalSince1970) + maxAge }
         return answer(result, to: request, options: answerOptions, source: source, negotiated: false)

@@ -3,16 +3,17 @@ import Imago
 
 extension ImageService {
     /// Fetches the source (through the pipeline's disk cache, under its
-    /// HTTP rules) and makes the answer with `make`, unless the source comes
-    /// back with the validator `previous` was made from: then `previous` is
-    /// renewed as it is. Each step waits for its turn (``AdmissionControl``;
-    /// `make` waits for its transformation turn itself, if it needs one).
+    /// HTTP rules) and makes the answer `production` says, unless the source
+    /// comes back with the validator `previous` was made from: then
+    /// `previous` is renewed as it is. Each step waits for its turn
+    /// (``AdmissionControl``; ``make(_:from:of:ticket:)`` waits for the
+    /// transformation turn itself, if it needs one).
     /// The answer is kept in the result cache before it is returned. In a
     /// trace, the steps are the spans `source fetch` and `store` (and the
     /// pipeline's `decode`, `transform` and `encode`).
     func makeResult(
         _ key: ResultKey, source url: URL, forwarded: HTTPFields, previous: EncodedResult?,
-        make: (DataResponse, AdmissionControl.Ticket) async throws(ServiceError) -> (Data, mediaType: String)
+        production: Production
     ) async throws(ServiceError) -> EncodedResult {
         let ticket = try admission.admit()
         defer { ticket.end() }
@@ -38,7 +39,7 @@ extension ImageService {
             await results.store(renewed, forKey: key)
             return renewed
         }
-        let (bytes, mediaType) = try await make(source, ticket)
+        let (bytes, mediaType) = try await make(production, from: source, of: url, ticket: ticket)
         let result = EncodedResult(
             data: bytes, mediaType: mediaType, sourceValidator: version.validator, lastModified: version.lastModified,
             maxAge: version.maxAge, lifetime: version.lifetime
@@ -176,23 +177,11 @@ extension ImageService {
 
     /// Decodes `data` as `request` asks (its processors lay the image out)
     /// and encodes it with `encoder`, on one of the pipeline's decode
-    /// threads, within the decode memory budget: the pixels the decode will
-    /// hold are reserved first, from the header, or the pixel limit's worth
-    /// when the header is not read here.
+    /// threads, within the pipeline's decode memory limit.
     func render(
         _ data: Data, as request: ImageRequest, encodedWith encoder: any ImageEncoding, animatingWith animated: (any AnimatedImageEncoding)? = nil,
         maximumFrameCount: Int = 1
     ) async throws(ServiceError) -> (Data, mediaType: String) {
-        let decoding = ImageDecodingOptions(
-            targetSize: request.targetSize, contentMode: request.contentMode, prefersEmbeddedThumbnail: request.prefersEmbeddedThumbnail,
-            convertsToSRGB: request.convertsToSRGB
-        )
-        // A TIFF's header gives the first page's size, not another's.
-        let estimate =
-            (request.page == 0 ? decoding.decodedBytesEstimate(of: data) : nil)
-            ?? configuration.maximumPixelCount.multipliedReportingOverflow(by: 4).partialValue
-        guard let reservation = await decodeMemory.acquire(weight: estimate) else { throw ServiceError.cancelled(key: request.cacheKey) }
-        defer { decodeMemory.release(reservation) }
         let bytes: Data
         do {
             if let animated {

@@ -32,9 +32,6 @@ public final class ImageService: Sendable {
     let pipeline: ImagePipeline
     let admission: AdmissionControl
     let results: ResultCache
-    /// Bytes of decoded pixels in flight, estimated from each source's
-    /// header before its decode starts; a decode that does not fit waits.
-    let decodeMemory: WeightedSemaphore
     /// Reads URLs' options, with the configuration's presets.
     let parser: ProcessingOptions.Parser
     /// The options read lately, by their spelling.
@@ -59,6 +56,9 @@ public final class ImageService: Sendable {
         configuration: Configuration, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger = Logger(label: "imago.serve")
     ) throws {
         try configuration.validate()
+        // Downloads wait for one limit only, the admission's turns: the
+        // pipeline and the HTTP client allow as many, to any one host too.
+        let downloads = AdmissionControl.downloadLimit(transformations: configuration.maximumConcurrentTransformations)
         let http = HTTPDataLoader(
             configuration: .init(
                 // A source may stall as long as its whole download may take.
@@ -68,6 +68,7 @@ public final class ImageService: Sendable {
                 // A source body of unknown length goes to disk past 1 MiB, not to
                 // /tmp, which may be memory (tmpfs).
                 temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(),
+                maximumConnectionsPerHost: downloads,
                 userAgent: "Imago",
                 sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
             ))
@@ -77,7 +78,8 @@ public final class ImageService: Sendable {
                 configuration: .init(
                     readTimeout: configuration.sourceTimeout, requestTimeout: configuration.sourceTimeout, maximumRedirects: 0,
                     maximumResponseSize: configuration.maximumSourceSize,
-                    temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(), userAgent: "Imago"))
+                    temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(), maximumConnectionsPerHost: downloads,
+                    userAgent: "Imago"))
         }
         let objectStorage = configuration.objectStorage.flatMap { storage in storageHTTP.map { ObjectStorageLoader(settings: storage, http: $0) } }
         let loader = OriginLoader(
@@ -91,8 +93,14 @@ public final class ImageService: Sendable {
             dataLoader: loader,
             // Answers are kept encoded (the result cache), never as decoded images.
             imageCache: nil,
+            maximumConcurrentDownloads: downloads,
+            maximumConcurrentDownloadsPerHost: downloads,
+            // One transformation a thread: --concurrency is the decode threads' count.
+            maximumConcurrentDecodes: configuration.maximumConcurrentTransformations,
             maximumPixelCount: configuration.maximumPixelCount,
             maximumFrameCount: configuration.maximumFrameCount,
+            // Every decode reserves its pixels in the pipeline's render.
+            decodeMemoryLimit: configuration.decodeMemoryBudget,
             // One attempt: the client (a browser, a CDN) decides on retries,
             // and a request's time is bounded by the source timeout alone.
             retryPolicy: RetryPolicy(maximumAttempts: 1),
@@ -127,7 +135,6 @@ public final class ImageService: Sendable {
         self.configuration = configuration
         self.pipeline = pipeline
         self.metrics = metrics
-        decodeMemory = WeightedSemaphore(capacity: configuration.decodeMemoryBudget)
         parser = ProcessingOptions.Parser(presets: configuration.presets, allowsSourceLimits: configuration.allowsSourceLimits)
         watermark = configuration.watermark.map(Watermark.init)
         store = configuration.resultStore.flatMap { location in
@@ -240,16 +247,7 @@ public final class ImageService: Sendable {
         let key = ResultKey(source: source, optionsKey: read.cacheKey, format: format, watermark: options.watermark.isEnabled ? watermark?.key : nil)
 
         // 5-7. Fetch, transform and store, once for every identical request in flight.
-        let result = try await result(for: key, source: source, forwarding: request, report: report) {
-            { response, ticket throws(ServiceError) in
-                if let passed = try await self.passedThrough(response, of: source, options: options, format: format, ticket: ticket) {
-                    return passed
-                }
-                try await ticket.transform()
-                defer { self.metrics.transformed() }
-                return try await self.transform(response.data, of: source, options: options, format: format)
-            }
-        }
+        let result = try await result(for: key, source: source, forwarding: request, report: report, production: .image(options, format: format))
 
         // 8. Answer: the image, or 304 when the client's copy is current.
         return answer(result, to: request, options: options, source: source, negotiated: options.format == .auto && !options.raw)
@@ -275,15 +273,10 @@ public final class ImageService: Sendable {
         return (options, source)
     }
 
-    /// What makes an answer from its source, once the admission's download turn has come.
-    typealias ResultMaker = @Sendable (DataResponse, AdmissionControl.Ticket) async throws(ServiceError) -> (Data, mediaType: String)
-
-    /// The answer kept under `key` while it is fresh (a hit), else one made
-    /// from the source by the closure `maker` gives, once for every identical
-    /// request in flight (or the stale one renewed, if the source has not
-    /// changed). `maker` is called on a miss only, so that a hit forms no
-    /// closure (and allocates nothing) for making an answer.
-    func result(for key: ResultKey, source: URL, forwarding request: Request, report: ImageRequestReport?, maker: () -> ResultMaker)
+    /// The answer kept under `key` while it is fresh (a hit), else the one
+    /// `production` makes from the source, once for every identical request
+    /// in flight (or the stale one renewed, if the source has not changed).
+    func result(for key: ResultKey, source: URL, forwarding request: Request, report: ImageRequestReport?, production: Production)
         async throws(ServiceError) -> EncodedResult
     {
         let forwarded = forwardedFields(of: request)
@@ -294,7 +287,6 @@ public final class ImageService: Sendable {
             report?.record { $0.cacheOutcome = .hit }
             return kept
         }
-        let make = maker()
         // The shared work runs in a task of its own: its spans join the trace of the request that started it.
         let trace = ServiceContext.current
         let result = try await results.shared(key) { () throws(ServiceError) in
@@ -304,7 +296,7 @@ public final class ImageService: Sendable {
                     await self.results.store(shared, forKey: key)
                     return shared
                 }
-                return try await self.makeResult(key, source: source, forwarded: forwarded, previous: kept, make: make)
+                return try await self.makeResult(key, source: source, forwarded: forwarded, previous: kept, production: production)
             }.get()
         }
         report?.record { $0.cacheOutcome = kept?.etag == result.etag ? .revalidated : .miss }

@@ -112,4 +112,47 @@ struct RenderTests {
             }
         }
     }
+
+    @Test(
+        "the decode memory limit: a render waits until its header's pixels fit, an animated one too, and a cancelled one leaves the queue",
+        .timeLimit(.minutes(1)))
+    func decodeMemoryLimit() async throws {
+        // Given a pipeline whose limit another holder has taken whole, and a 400x300 JPEG (480,000 bytes decoded)
+        let limit = 1_000_000
+        let pipeline = ImagePipeline(configuration: .init(dataLoader: MockDataLoader(), imageCache: nil, decodeMemoryLimit: limit))
+        let memory = try #require(pipeline.decodeMemory)
+        let jpeg = try JPEGEncoder().encode(FormatFixtures.quadrants(width: 400, height: 300))
+        let held = try #require(await memory.acquire(weight: limit))
+
+        // When a render and an animated render start, they wait in the queue
+        let still = Task { try await pipeline.render(jpeg, as: ImageRequest(url: url)) }
+        let animated = Task {
+            try await pipeline.render(
+                jpeg, as: ImageRequest(url: url), encodedWith: PNGEncoder(), animatingWith: WebPEncoder(), maximumFrameCount: 10)
+        }
+        while memory.counts.queued < 2 {
+            try Task.checkCancellation()
+            await Task.yield()
+        }
+        // And a third, cancelled while it waits, fails at once as cancelled
+        let cancelled = Task { try await pipeline.render(jpeg, as: ImageRequest(url: url)) }
+        while memory.counts.queued < 3 {
+            try Task.checkCancellation()
+            await Task.yield()
+        }
+        cancelled.cancel()
+        await #expect {
+            try await cancelled.value
+        } throws: { error in
+            guard case .cancelled = error as? ImagePipeline.Error else { return false }
+            return true
+        }
+        #expect(memory.counts == (limit, 2), "the two renders still wait")
+
+        // Then once the limit is given back, both run, each reserving what its header says, and give it all back
+        memory.release(held)
+        #expect(try await still.value.size == ImageSize(width: 400, height: 300))
+        #expect(ImageFormat(sniffing: try await animated.value) == .png)
+        #expect(memory.counts == (0, 0))
+    }
 }

@@ -1,0 +1,52 @@
+import ImagoCodecs
+
+/// A pixel operation of the processing model, done to the image once it is
+/// laid out, whichever URL language asked for it. imgproxy's options and
+/// thumbor's filters map their spellings onto these cases, so that an
+/// operation is written once and each language only names it.
+enum Effect: Sendable, Hashable {
+    /// Gaussian blur; `sigma` in pixels.
+    case blur(sigma: Double)
+    /// Unsharp masking; `sigma` in pixels.
+    case sharpen(sigma: Double)
+    /// Squares of `blockSize` pixels, each one colour.
+    case pixelate(blockSize: Int)
+    /// Gray, by a standard's luma weights.
+    case grayscale(ImageProcessors.Grayscale.Weights)
+    /// Every colour channel moved by `percent` of full scale.
+    case brightness(percent: Int)
+    /// Colour channels moved away from (or toward) mid-gray by `percent`.
+    case contrast(percent: Int)
+    /// Each colour channel moved by its own percent of full scale.
+    case channelOffsets(red: Int, green: Int, blue: Int)
+    /// Random noise of `amount` percent, the same for the same `seed`.
+    case noise(amount: Int, seed: UInt64)
+    /// Corners rounded to `radius` pixels; outside them transparent, or
+    /// `background` where a colour is given.
+    case roundedCorners(radius: Double, background: Color?)
+    /// Quarter turns, clockwise; negative for counter-clockwise.
+    case rotate(quarterTurns: Int)
+    /// Transparent pixels filled with `background`.
+    case flatten(background: Color)
+
+    /// The image with the operation done; nil when it cannot be done (a
+    /// size the image cannot take).
+    func apply(to image: Image) -> Image? {
+        switch self {
+        case .blur(let sigma): return ImageProcessors.GaussianBlur(radius: 2 * sigma).process(image)
+        case .sharpen(let sigma): return ImageProcessors.Sharpen(sigma: sigma).process(image)
+        case .pixelate(let blockSize): return blockSize > 1 ? ImageProcessors.Pixelate(size: blockSize).process(image) : image
+        case .grayscale(let weights): return ImageProcessors.Grayscale(weights: weights).process(image)
+        case .brightness(let percent): return ImageProcessors.ColorLookup.brightness(percent).process(image)
+        case .contrast(let percent): return ImageProcessors.ColorLookup.contrast(percent).process(image)
+        case .channelOffsets(let red, let green, let blue):
+            return ImageProcessors.ColorLookup.offsets(red: red, green: green, blue: blue).process(image)
+        case .noise(let amount, let seed): return ImageProcessors.Noise(amount: amount, seed: seed).process(image)
+        case .roundedCorners(let radius, let background):
+            guard let rounded = ImageProcessors.RoundedCorners(radius: radius).process(image) else { return nil }
+            return background.map { ImageProcessors.Flatten(background: $0).process(rounded) } ?? rounded
+        case .rotate(let quarterTurns): return ImageProcessors.Rotate(quarterTurns: quarterTurns).process(image)
+        case .flatten(let background): return ImageProcessors.Flatten(background: background).process(image)
+        }
+    }
+}
