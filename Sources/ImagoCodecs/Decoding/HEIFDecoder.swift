@@ -19,6 +19,7 @@ public struct HEIFDecoder: ImageDecoding {
     public func canDecode(_ format: ImageFormat) -> Bool { format == .heic }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image {
+        try Self.checkCanvases(of: data, options: options)
         // A thumbnail that does not decode is passed over for the primary image.
         if options.prefersEmbeddedThumbnail, let thumbnail = try? Self.decodeThumbnail(of: data, options: options) { return thumbnail }
         return try Self.withPrimaryImage(of: data) { _, handle throws(ImageDecodingError) in try Self.decode(handle, options: options) }
@@ -27,7 +28,8 @@ public struct HEIFDecoder: ImageDecoding {
     /// The first thumbnail embedded for the primary image, decoded; nil if
     /// there is none. AVIF files are read too, when libheif has an AV1 decoder.
     static func decodeThumbnail(of data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) -> Image? {
-        try withPrimaryImage(of: data) { _, handle throws(ImageDecodingError) -> Image? in
+        try checkCanvases(of: data, options: options)
+        return try withPrimaryImage(of: data) { _, handle throws(ImageDecodingError) -> Image? in
             var id: heif_item_id = 0
             guard heif_image_handle_get_list_of_thumbnail_IDs(handle, &id, 1) == 1 else { return nil }
             var thumbnail: OpaquePointer?
@@ -35,6 +37,14 @@ public struct HEIFDecoder: ImageDecoding {
             guard let thumbnail else { return nil }
             defer { heif_image_handle_release(thumbnail) }
             return try decode(thumbnail, options: options)
+        }
+    }
+
+    /// Refuses a file with a grid or overlay larger than the pixel limit,
+    /// which libheif would allocate before decoding any of it (``HEIFCanvases``).
+    private static func checkCanvases(of data: Data, options: ImageDecodingOptions) throws(ImageDecodingError) {
+        for canvas in HEIFCanvases.sizes(in: data) {
+            try options.checkPixelCount(width: canvas.width, height: canvas.height, format: .heic)
         }
     }
 

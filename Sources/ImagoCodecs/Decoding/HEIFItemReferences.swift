@@ -29,23 +29,23 @@ enum HEIFItemReferences {
     /// as item 0). `nil` if there is none, or if libheif would refuse the
     /// boxes around it.
     private static func edges(in file: UnsafeRawBufferPointer) -> [UInt32: [UInt32]]? {
-        guard let meta = child("meta", of: file[...]), meta.count >= 4,
-            let iref = child("iref", of: meta.dropFirst(4)), let version = iref.first
+        guard let meta = HEIFBoxes.child("meta", of: file[...]), meta.count >= 4,
+            let iref = HEIFBoxes.child("iref", of: meta.dropFirst(4)), let version = iref.first
         else { return nil }
         let idSize = version == 0 ? 2 : 4
         var edges: [UInt32: [UInt32]] = [:]
         var reader = iref.dropFirst(4)
         while !reader.isEmpty {
-            let size = integer(&reader, size: 4)
+            let size = HEIFBoxes.integer(&reader, size: 4)
             guard let type = reader.count >= 4 ? String(decoding: reader.prefix(4), as: UTF8.self) : nil else { break }
             reader = reader.dropFirst(4)
-            if size == 1 { _ = integer64(&reader) }
+            if size == 1 { _ = HEIFBoxes.integer64(&reader) }
             if type == "uuid" { reader = reader.dropFirst(16) }
-            let from = integer(&reader, size: idSize) ?? 0
-            let count = integer(&reader, size: 2) ?? 0
+            let from = HEIFBoxes.integer(&reader, size: idSize) ?? 0
+            let count = HEIFBoxes.integer(&reader, size: 2) ?? 0
             var targets: [UInt32] = []
             for _ in 0..<count {
-                targets.append(integer(&reader, size: idSize) ?? 0)
+                targets.append(HEIFBoxes.integer(&reader, size: idSize) ?? 0)
                 if reader.isEmpty { break }
             }
             switch type {
@@ -90,58 +90,5 @@ enum HEIFItemReferences {
             }
         }
         return nil
-    }
-
-    private typealias Bytes = Slice<UnsafeRawBufferPointer>
-
-    /// The body of the first box of `type` among `boxes`; `nil` if there
-    /// is none before a box that does not fit (which libheif refuses).
-    private static func child(_ type: String, of boxes: Bytes) -> Bytes? {
-        var rest = boxes
-        while let (found, body, next) = nextBox(rest) {
-            if found == type { return body }
-            rest = next
-        }
-        return nil
-    }
-
-    /// The first box of `boxes`: its type, its body, and what follows it;
-    /// `nil` at the end or at a box that does not fit.
-    private static func nextBox(_ boxes: Bytes) -> (type: String, body: Bytes, rest: Bytes)? {
-        var reader = boxes
-        guard let size32 = integer(&reader, size: 4), reader.count >= 4 else { return nil }
-        let type = String(decoding: reader.prefix(4), as: UTF8.self)
-        reader = reader.dropFirst(4)
-        var size = Int(size32)
-        var header = 8
-        if size32 == 1 {
-            guard let large = integer64(&reader) else { return nil }
-            size = large
-            header = 16
-        } else if size32 == 0 {
-            size = boxes.count
-        }
-        guard size >= header, size <= boxes.count else { return nil }
-        let body = boxes[(boxes.startIndex + header)..<(boxes.startIndex + size)]
-        return (type, body, boxes[(boxes.startIndex + size)...])
-    }
-
-    /// A big-endian integer of `size` bytes; `nil`, with nothing left to
-    /// read, if fewer remain (as libheif's reader skips to the box's end).
-    private static func integer(_ reader: inout Bytes, size: Int) -> UInt32? {
-        guard reader.count >= size else {
-            reader = reader.suffix(0)
-            return nil
-        }
-        let value = reader.prefix(size).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        reader = reader.dropFirst(size)
-        return value
-    }
-
-    private static func integer64(_ reader: inout Bytes) -> Int? {
-        guard reader.count >= 8 else { return nil }
-        let value = reader.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        reader = reader.dropFirst(8)
-        return value > UInt64(Int.max) ? nil : Int(value)
     }
 }

@@ -165,6 +165,19 @@ struct AVIFAndHEIFDecoderTests {
         }
     }
 
+    @Test("a HEIC whose grid declares more pixels than the limit is refused before libheif allocates it")
+    func oversizedGrid() throws {
+        let regressions = FuzzRegressionTests.root.appendingPathComponent("heic")
+        let fitting = try Data(contentsOf: regressions.appendingPathComponent("grid-larger-than-ispe.heic"))
+        #expect(HEIFCanvases.sizes(in: fitting) == [ImageSize(width: 10240, height: 6144)])
+        let huge = try Data(contentsOf: regressions.appendingPathComponent("grid-of-a-gigapixel.heic"))
+        #expect(HEIFCanvases.sizes(in: huge) == [ImageSize(width: 32767, height: 32767)])
+        let error = #expect(throws: ImageDecodingError.self) { try HEIFDecoder().decode(huge, options: options) }
+        #expect(error?.code == .tooManyPixels(width: 32767, height: 32767, limit: options.maximumPixelCount), "\(String(describing: error))")
+        // Cut anywhere, the item data is read as far as it goes, never past it.
+        for length in 0..<huge.count { _ = HEIFCanvases.sizes(in: huge.prefix(length)) }
+    }
+
     @Test("truncated AVIF and HEIC are errors of their format; a bit-flipped one decodes to the same image every time, or is such an error")
     func damagedInput() throws {
         let directory = TemporaryDirectory()
