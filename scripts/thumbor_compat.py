@@ -230,6 +230,26 @@ URLS = [
     "/unsafe/300x200/filters:rgb(20,-20,0)/{o}/land.jpg",
     "/unsafe/300x200/filters:noise(40)/{o}/land.jpg",
     "/unsafe/300x200/filters:noise(20,7)/{o}/port.jpg",
+    # saturation, equalize, convolution, curve, colorize, stretch, extract_focal
+    "/unsafe/300x200/filters:saturation(1.8)/{o}/land.jpg",
+    "/unsafe/300x200/filters:saturation(0.3)/{o}/port.jpg",
+    "/unsafe/300x200/filters:saturation(1.5):format(png)/{o}/alpha.png",
+    "/unsafe/300x200/filters:equalize()/{o}/land.jpg",
+    "/unsafe/300x200/filters:equalize():format(png)/{o}/alpha.png",
+    "/unsafe/300x200/filters:convolution(1;2;1;2;4;2;1;2;1,3,true)/{o}/land.jpg",
+    "/unsafe/300x200/filters:convolution(-1;-1;-1;-1;8;-1;-1;-1;-1,3,false)/{o}/port.jpg",
+    "/unsafe/300x200/filters:convolution(1;1;1;1;1,5,true):format(png)/{o}/alpha.png",
+    "/unsafe/300x200/filters:convolution(1;2;1;2,2,true)/{o}/land.jpg",
+    "/unsafe/300x200/filters:curve([(0,0),(40,59),(255,255)],[(0,0),(128,160),(255,255)],[(0,0),(255,255)],[(0,20),(200,180),(255,255)])/{o}/land.jpg",
+    "/unsafe/300x200/filters:curve([(0,0),(255,255)],[(0,50),(92,120),(192,245),(255,254)],[(0,0),(64,59),(255,252)],[(0,48),(128,144),(255,225)])/{o}/port.jpg",
+    "/unsafe/300x200/filters:colorize(40,80,20,ffd700)/{o}/land.jpg",
+    "/unsafe/300x200/filters:colorize(100,0,50,0000ff):format(png)/{o}/alpha.png",
+    "/unsafe/300x200/filters:stretch()/{o}/land.jpg",
+    "/unsafe/200x300/filters:stretch()/{o}/land.jpg",
+    "/unsafe/fit-in/300x300/filters:stretch()/{o}/port.jpg",
+    "/unsafe/300x100/filters:extract_focal()/{o}/unsafe/0x600:100x700/{o}/land.jpg",
+    "/unsafe/100x300/filters:extract_focal()/http://{o}/unsafe/500x100:800x400/{o}/land.jpg",
+    "/unsafe/300x100/filters:extract_focal()/{o}/land.jpg",
     # watermark
     f"/unsafe/300x200/filters:watermark({W},10,10,50)/{{o}}/land.jpg",
     f"/unsafe/300x200/filters:watermark({W},-10,-10,0)/{{o}}/land.jpg",
@@ -269,6 +289,8 @@ URLS = [
 # still answers that status.
 BAD_ARGUMENT = "Imago answers 400 for an unknown filter or bad arguments, which thumbor ignores"
 BAD_SIGNATURE = "Imago answers 403 for a bad signature, thumbor 400"
+EXTRACT_FOCAL = ("extract_focal() as thumbor documents it: the nested URL's image, its crop as the focal region; thumbor 7.8 "
+                 "reads the image part percent-encoded, where the crop's ':' never matches, and fetches the whole URL")
 ORIG = "orig beside 0 or nothing, or with no_upscale(), is the source's side in Imago; thumbor fails with a 500"
 UNRESOLVED = "both read the misplaced option as the source's host name, which does not resolve; thumbor calls that 504"
 WHITE = "a JPEG made from transparency is white in Imago where thumbor drops the alpha (black)"
@@ -297,6 +319,10 @@ ACCEPTED = {
     "/unsafe/10000x1/{o}/land.jpg": (200, "the crop to 10000:1 is no pixel high in thumbor, which resizes it to black; Imago keeps one row"),
     "/unsafe/300x200/filters:max_bytes(10)/{o}/land.jpg": (200, "no quality fits: Imago answers its smallest try, thumbor its first (q80)"),
     "/unsafe/fit-in/300x300/filters:fill(zzzz)/{o}/land.jpg": (400, BAD_ARGUMENT + " (an unknown colour; thumbor fails with a 500)"),
+    "/unsafe/300x200/filters:convolution(1;2;1;2,2,true)/{o}/land.jpg": (400, BAD_ARGUMENT + " (a kernel of even size; thumbor fails "
+                                                                                      "with a 500)"),
+    "/unsafe/300x100/filters:extract_focal()/{o}/unsafe/0x600:100x700/{o}/land.jpg": (200, EXTRACT_FOCAL),
+    "/unsafe/100x300/filters:extract_focal()/http://{o}/unsafe/500x100:800x400/{o}/land.jpg": (200, EXTRACT_FOCAL),
     "/unsafe/300x200/{o}/notimage.jpg": (415, "a source that is not an image is a 415 naming what it is; thumbor answers 400"),
     "/unsafe/300x200/top/left/{o}/land.jpg": (502, UNRESOLVED),
     "/unsafe/full-adaptive-fit-in/300x100/{o}/land.jpg": (502, UNRESOLVED),

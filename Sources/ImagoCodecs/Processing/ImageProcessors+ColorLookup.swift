@@ -54,6 +54,88 @@ extension ImageProcessors {
             return ColorLookup(checkedName: "contrast(\(percent))", red: table, green: table, blue: table)
         }
 
+        /// Each colour channel blended toward `fill` by its own percent,
+        /// as thumbor's `colorize()`: (value × (100 − p) + fill × p) / 100,
+        /// truncated, then clamped.
+        public static func colorize(red: Int, green: Int, blue: Int, fill: Color) -> ColorLookup {
+            func table(_ percent: Int, _ target: UInt8) -> [UInt8] {
+                let weight = Double(clamped(percent, 0, 100))
+                return (0..<256).map { UInt8(clamped(Int((Double($0) * (100 - weight) + Double(target) * weight) / 100), 0, 255)) }
+            }
+            let name = "colorize(\(red),\(green),\(blue),\(fill.red),\(fill.green),\(fill.blue))"
+            return ColorLookup(checkedName: name, red: table(red, fill.red), green: table(green, fill.green), blue: table(blue, fill.blue))
+        }
+
+        /// Tone curves, as thumbor's `curve()`: each channel through its own
+        /// curve, then all three through `all`. A curve is a natural cubic
+        /// spline through its points (x strictly increasing, both from 0 to
+        /// 255), each value rounded and clamped; before its first point a
+        /// curve is its first y, from its last point on its last y. Nil when
+        /// a curve has no point or its x do not increase.
+        public static func curve(all: [Point], red: [Point], green: [Point], blue: [Point]) -> ColorLookup? {
+            guard let allCurve = table(all), let redCurve = table(red), let greenCurve = table(green), let blueCurve = table(blue) else {
+                return nil
+            }
+            let name = "curve(" + [all, red, green, blue].map { $0.map { "\($0.x),\($0.y)" }.joined(separator: ";") }.joined(separator: "|") + ")"
+            return ColorLookup(
+                checkedName: name, red: redCurve.map { allCurve[Int($0)] }, green: greenCurve.map { allCurve[Int($0)] },
+                blue: blueCurve.map { allCurve[Int($0)] })
+        }
+
+        /// A point of a tone curve: input `x` gives output `y`.
+        public struct Point: Sendable, Hashable {
+            public var x: UInt8
+            public var y: UInt8
+
+            public init(x: UInt8, y: UInt8) {
+                self.x = x
+                self.y = y
+            }
+        }
+
+        /// The 256 values of the spline through `points`.
+        private static func table(_ points: [Point]) -> [UInt8]? {
+            guard let first = points.first, let last = points.last, zip(points, points.dropFirst()).allSatisfy({ $0.x < $1.x }) else {
+                return nil
+            }
+            let slopes = secondDerivatives(points)
+            var table = [UInt8](repeating: first.y, count: 256)
+            for (index, (left, right)) in zip(points, points.dropFirst()).enumerated() {
+                let span = Double(right.x) - Double(left.x)
+                for x in Int(left.x)..<Int(right.x) {
+                    let b = (Double(x) - Double(left.x)) / span
+                    let a = 1 - b
+                    let linear = a * Double(left.y) + b * Double(right.y)
+                    let bend = span * span / 6 * ((a * a * a - a) * slopes[index] + (b * b * b - b) * slopes[index + 1])
+                    table[x] = UInt8(clamped(Int((linear + bend).rounded()), 0, 255))
+                }
+            }
+            for x in Int(last.x)..<256 { table[x] = last.y }
+            return table
+        }
+
+        /// The second derivatives of the natural cubic spline through
+        /// `points` (zero at both ends), by the tridiagonal system's
+        /// elimination (Thomas' algorithm).
+        private static func secondDerivatives(_ points: [Point]) -> [Double] {
+            let count = points.count
+            guard count > 2 else { return [Double](repeating: 0, count: count) }
+            let x = points.map { Double($0.x) }
+            let y = points.map { Double($0.y) }
+            var diagonal = [Double](repeating: 1, count: count)
+            var upper = [Double](repeating: 0, count: count)
+            var right = [Double](repeating: 0, count: count)
+            for i in 1..<(count - 1) {
+                let lower = (x[i] - x[i - 1]) / 6
+                diagonal[i] = (x[i + 1] - x[i - 1]) / 3 - lower * upper[i - 1] / diagonal[i - 1]
+                upper[i] = (x[i + 1] - x[i]) / 6
+                right[i] = (y[i + 1] - y[i]) / (x[i + 1] - x[i]) - (y[i] - y[i - 1]) / (x[i] - x[i - 1]) - lower * right[i - 1] / diagonal[i - 1]
+            }
+            var result = [Double](repeating: 0, count: count)
+            for i in stride(from: count - 2, through: 1, by: -1) { result[i] = (right[i] - upper[i] * result[i + 1]) / diagonal[i] }
+            return result
+        }
+
         public var identifier: String { "lookup(\(name))" }
 
         public func process(_ image: Image) -> Image? {

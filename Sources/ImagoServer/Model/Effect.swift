@@ -28,6 +28,46 @@ enum Effect: Sendable, Hashable {
     case rotate(quarterTurns: Int)
     /// Transparent pixels filled with `background`.
     case flatten(background: Color)
+    /// Colour away from (above 1) or toward (below 1) gray.
+    case saturation(factor: Double)
+    /// Each colour channel's histogram spread over the whole range.
+    case equalize
+    /// A convolution kernel over every channel.
+    case convolution(ImageProcessors.Convolution)
+    /// Tone curves: each channel's, then one for all three.
+    case curve(all: [Point], red: [Point], green: [Point], blue: [Point])
+    /// Each colour channel blended toward `fill` by its own percent.
+    case colorize(red: Int, green: Int, blue: Int, fill: Color)
+
+    typealias Point = ImageProcessors.ColorLookup.Point
+
+    /// The operation without its parameters: a test checks that each URL
+    /// language spells every one.
+    enum Kind: CaseIterable {
+        case blur, sharpen, pixelate, grayscale, brightness, contrast, channelOffsets, noise, roundedCorners, rotate, flatten
+        case saturation, equalize, convolution, curve, colorize
+    }
+
+    var kind: Kind {
+        switch self {
+        case .blur: .blur
+        case .sharpen: .sharpen
+        case .pixelate: .pixelate
+        case .grayscale: .grayscale
+        case .brightness: .brightness
+        case .contrast: .contrast
+        case .channelOffsets: .channelOffsets
+        case .noise: .noise
+        case .roundedCorners: .roundedCorners
+        case .rotate: .rotate
+        case .flatten: .flatten
+        case .saturation: .saturation
+        case .equalize: .equalize
+        case .convolution: .convolution
+        case .curve: .curve
+        case .colorize: .colorize
+        }
+    }
 
     /// The image with the operation done; nil when it cannot be done (a
     /// size the image cannot take).
@@ -47,6 +87,13 @@ enum Effect: Sendable, Hashable {
             return background.map { ImageProcessors.Flatten(background: $0).process(rounded) } ?? rounded
         case .rotate(let quarterTurns): return ImageProcessors.Rotate(quarterTurns: quarterTurns).process(image)
         case .flatten(let background): return ImageProcessors.Flatten(background: background).process(image)
+        case .saturation(let factor): return ImageProcessors.Saturation(factor: factor).process(image)
+        case .equalize: return ImageProcessors.Equalize().process(image)
+        case .convolution(let convolution): return convolution.process(image)
+        case .curve(let all, let red, let green, let blue):
+            return ImageProcessors.ColorLookup.curve(all: all, red: red, green: green, blue: blue)?.process(image) ?? image
+        case .colorize(let red, let green, let blue, let fill):
+            return ImageProcessors.ColorLookup.colorize(red: red, green: green, blue: blue, fill: fill).process(image)
         }
     }
 }

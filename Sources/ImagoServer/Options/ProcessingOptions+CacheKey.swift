@@ -54,8 +54,9 @@ extension ProcessingOptions {
             "cb", cacheBuster, defaults.cacheBuster, cacheBuster.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ";", with: "%3B")
         )
         add("limits", sourceLimits, defaults.sourceLimits, "\(sourceLimits)")
-        add("imago_gray", grayscale, defaults.grayscale, "1")
+        add("imago_gray", grayscale, defaults.grayscale, grayscaleWeights == .rec601 ? "1:601" : "1")
         add("imago_radius", cornerRadius, defaults.cornerRadius, "\(cornerRadius)")
+        for kind in Effect.Kind.allCases { if let effect = adjustments[kind] { key += "\(effect);" } }
         return key
     }
 }

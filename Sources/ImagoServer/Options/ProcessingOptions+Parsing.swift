@@ -160,8 +160,16 @@ extension ProcessingOptions {
                 throw OptionError(option: option.description, reason: "this server does not let URLs set source limits", kind: .forbidden)
             }
             try applySourceLimit(arguments)
-        case "imago_grayscale", "imago_gray": grayscale = try arguments.onlyBool()
+        case "imago_grayscale", "imago_gray":
+            try arguments.count(1...2)
+            grayscale = arguments.bool(0)
+            guard arguments.count == 1 || ["601", "709"].contains(arguments[1]) else { throw arguments.error("the standard is 601 or 709") }
+            grayscaleWeights = arguments.count == 2 && arguments[1] == "601" ? .rec601 : .rec709
         case "imago_radius": cornerRadius = try arguments.onlyInteger(in: 0...4_096)
+        case "saturation", "sa", "imago_brightness", "imago_contrast", "imago_rgb", "imago_noise", "imago_equalize", "imago_convolution",
+            "imago_curve", "imago_colorize":
+            let (kind, effect) = try arguments.adjustment()
+            adjustments[kind] = effect
         default: throw OptionError(option: option.description, reason: "unknown option")
         }
     }

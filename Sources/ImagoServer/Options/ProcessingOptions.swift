@@ -211,8 +211,15 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var usedPresets: [String] = []
     // Imago's own
     public var grayscale = false
+    /// The luma weights of the gray: Rec. 709's (the default) or, with
+    /// `imago_gray:1:601`, Rec. 601's, as thumbor's `grayscale()` weighs.
+    var grayscaleWeights = ImageProcessors.Grayscale.Weights.rec709
     /// Rounded corners' radius in CSS pixels (scaled by the dpr); 0 for none.
     public var cornerRadius = 0
+    /// The model's colour operations that imgproxy's open-source edition
+    /// lacks (`sa`, `imago_brightness`, `imago_equalize`, …), the last of
+    /// each kind given; done after the other effects, in ``Effect/Kind``'s order.
+    var adjustments: [Effect.Kind: Effect] = [:]
 
     public init() {}
 

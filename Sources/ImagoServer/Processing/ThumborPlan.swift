@@ -54,7 +54,7 @@ struct ThumborPlan: Sendable, Equatable {
     /// focal regions of the URL's `focal()` filters.
     init(
         size imageSize: ImageSize, trimOffset: (x: Int, y: Int) = (0, 0), loadedSize: ImageSize, path: ThumborPath,
-        focalRegions: [ThumborPath.Crop] = [], noUpscale: Bool = false
+        focalRegions: [ThumborPath.Crop] = [], noUpscale: Bool = false, stretch: Bool = false
     ) {
         var width = imageSize.width
         var height = imageSize.height
@@ -122,7 +122,7 @@ struct ThumborPlan: Sendable, Equatable {
         if let fitIn = path.fitIn {
             fit(fitIn, width: width, height: height, requestWidth: requestWidth, requestHeight: requestHeight)
         } else {
-            cropAndResize(width: width, height: height)
+            cropAndResize(width: width, height: height, keepsRatio: !stretch)
         }
     }
 
@@ -133,16 +133,16 @@ struct ThumborPlan: Sendable, Equatable {
     }
 
     /// Crop mode: cut the image to the target's aspect ratio around the
-    /// focal points' centre of mass, then resize to the target, enlarging
-    /// if need be.
-    private mutating func cropAndResize(width: Int, height: Int) {
+    /// focal points' centre of mass (unless `stretch()` leaves the ratio
+    /// to the resize), then resize to the target, enlarging if need be.
+    private mutating func cropAndResize(width: Int, height: Int, keepsRatio: Bool) {
         var (width, height) = (width, height)
         let (tw, th) = (max(targetWidth, 1), max(targetHeight, 1))
         func twoDecimals(_ value: Double) -> Double { (value * 100).rounded(.toNearestOrEven) / 100 }
         let totalWeight = focalPoints.reduce(0) { $0 + $1.weight }
         let focusX = (focalPoints.reduce(0) { $0 + Double($1.x) * $1.weight } / totalWeight).rounded(.down)
         let focusY = (focalPoints.reduce(0) { $0 + Double($1.y) * $1.weight } / totalWeight).rounded(.down)
-        if twoDecimals(Double(width) / Double(height)) != twoDecimals(tw / th) {
+        if keepsRatio, twoDecimals(Double(width) / Double(height)) != twoDecimals(tw / th) {
             // At least a pixel: thumbor crops to nothing at extreme ratios (10000x1) and resizes that to black.
             let (cropWidth, cropHeight) =
                 tw / Double(width) > th / Double(height)

@@ -19,7 +19,9 @@ struct ThumborProcessor: ImageProcessing {
         self.path = path
         self.filters = filters
         self.watermarks = watermarks
-        identifier = "thumbor(\(path.signedText.dropLast(path.image.count)))"
+        // The image part names the source, which the key holds, unless
+        // extract_focal() reads a focal region from it.
+        identifier = "thumbor(\(filters.contains(.extractFocal) ? path.signedText : path.signedText.dropLast(path.image.count)))"
     }
 
     func process(_ image: Image) -> Image? { run(image)?.image }
@@ -52,7 +54,7 @@ struct ThumborProcessor: ImageProcessing {
         func makePlan() -> ThumborPlan {
             ThumborPlan(
                 size: image.size, trimOffset: trimOffset, loadedSize: loadedSize, path: path, focalRegions: regions,
-                noUpscale: filters.contains(.noUpscale))
+                noUpscale: filters.contains(.noUpscale), stretch: filters.contains(.stretch))
         }
         var plan = makePlan()
         // smart/ without focal regions: the crop goes around the most salient window of its size.
@@ -127,7 +129,7 @@ struct ThumborProcessor: ImageProcessing {
             return Self.resized(image, to: size)
         case .backgroundColor(let fill):
             guard let color = Self.color(fill, of: image) else { return image }
-            return ImageProcessors.Flatten(background: color).process(image)
+            return Effect.flatten(background: color).apply(to: image)
         case .fill(let fill, let composites):
             let canvas = ImageSize(
                 width: plan.requestedWidth > 0 ? plan.requestedWidth : image.width,

@@ -62,9 +62,14 @@ extension ImageService {
         } else if !dialect.allowsUnsafe {
             throw ServiceError(.forbidden, "unsafe thumbor URLs are not accepted by this server")
         }
-        let filters: [ThumborFilter]
+        var filters: [ThumborFilter]
         do { filters = try ThumborFilter.list(thumbor.filters) } catch { throw ServiceError(error) }
-        guard let url = dialect.sourceURL(for: thumbor.image) else { throw ServiceError(.badRequest, "the thumbor URL names no source") }
+        var image = thumbor.image
+        if filters.contains(.extractFocal), let (inner, region) = thumbor.extractedFocalRegion() {
+            image = inner
+            filters.append(.focal(region))
+        }
+        guard let url = dialect.sourceURL(for: image) else { throw ServiceError(.badRequest, "the thumbor URL names no source") }
         let source: URL
         do { source = try configuration.sourcePolicy.check(url: url.absoluteString) } catch { throw ServiceError(error) }
         report?.record { $0.sourceHost = source.host }

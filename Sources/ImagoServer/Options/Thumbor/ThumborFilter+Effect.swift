@@ -21,6 +21,8 @@ extension ThumborFilter {
         case .roundCorner(let horizontal, let vertical, let red, let green, let blue, let transparent):
             let background = Color(red: UInt8(red), green: UInt8(green), blue: UInt8(blue))
             return .roundedCorners(radius: Double(min(horizontal, vertical)), background: transparent ? nil : background)
+        case .effect(let effect): return effect
+        case .backgroundColor(.color(let name)): return Color(cssName: name).map { .flatten(background: $0) }
         default: return nil
         }
     }

@@ -51,6 +51,14 @@ enum ThumborFilter: Sendable, Equatable {
     case watermark(url: String, x: Position, y: Position, alpha: Int, widthRatio: Int?, heightRatio: Int?)
     case maxAge(Int)
     case autoJPEG(Bool)
+    /// A pixel operation of the model with no thumbor-specific behaviour:
+    /// `saturation`, `equalize`, `convolution`, `curve`, `colorize`, and
+    /// Imago's `pixelate`.
+    case effect(Effect)
+    /// Resize to the target without cropping to its aspect ratio.
+    case stretch
+    /// The crop of a thumbor URL given as the image taken as the focal region.
+    case extractFocal
 
     /// The filters of a `filters:` list, in order. Split as thumbor splits
     /// it, at each `):`; an unknown name or arguments that do not match are
@@ -146,9 +154,68 @@ enum ThumborFilter: Sendable, Equatable {
             self = .watermark(url: url, x: x, y: y, alpha: alpha, widthRatio: widthRatio, heightRatio: heightRatio)
         case "max_age": self = .maxAge(try arguments.unsigned())
         case "autojpg": self = .autoJPEG(try arguments.optional { (arguments: inout Arguments) throws(OptionError) in try arguments.bool() } ?? true)
+        case "saturation": self = .effect(.saturation(factor: try arguments.decimal()))
+        case "equalize":
+            try none()
+            self = .effect(.equalize)
+        case "convolution":
+            let text = try arguments.string()
+            let items = text.split(separator: ";", omittingEmptySubsequences: false)
+            let weights = items.compactMap { Double($0) }
+            let columns = try arguments.unsigned()
+            let normalizes = try arguments.optional { (arguments: inout Arguments) throws(OptionError) in try arguments.bool() } ?? true
+            guard weights.count == items.count, weights.count <= Self.largestKernel,
+                let convolution = ImageProcessors.Convolution(weights: weights, columns: columns, normalizes: normalizes)
+            else { throw arguments.error("the kernel is up to \(Self.largestKernel) numbers split by ;, in an odd number of rows of an odd number of columns") }
+            self = .effect(.convolution(convolution))
+        case "curve":
+            let curves = try Self.curves(inside, name: name)
+            arguments = try Arguments(name: name, text: "")
+            self = .effect(.curve(all: curves[0], red: curves[1], green: curves[2], blue: curves[3]))
+        case "colorize":
+            let (red, green, blue) = (try arguments.unsigned(), try arguments.unsigned(), try arguments.unsigned())
+            let hex = try arguments.string()
+            guard hex.count == 6, let fill = Color(hexDigits: hex, allowingAlpha: false) else { throw arguments.error("the fill is six hex digits") }
+            self = .effect(.colorize(red: red, green: green, blue: blue, fill: fill))
+        case "pixelate": self = .effect(.pixelate(blockSize: min(try arguments.unsigned(), ProcessingOptions.largestSide)))
+        case "stretch":
+            try none()
+            self = .stretch
+        case "extract_focal":
+            try none()
+            self = .extractFocal
         default: throw OptionError(option: name, reason: "not a thumbor filter Imago knows")
         }
         guard arguments.isEmpty else { throw arguments.error("has more arguments than it takes") }
+    }
+
+    /// The most weights a `convolution()` kernel may have (11x11): each is
+    /// a multiplication per pixel and channel.
+    static let largestKernel = 121
+
+    /// `curve()`'s four curves, `[(x,y),…]` each, split by commas: all
+    /// channels', red's, green's, blue's. Each needs a point, its x
+    /// increasing, every number from 0 to 255.
+    static func curves(_ text: Substring, name: String) throws(OptionError) -> [[Effect.Point]] {
+        let error = OptionError(option: "\(name)(\(text))", reason: "takes four curves [(x,y),…] of numbers from 0 to 255, x increasing")
+        var curves: [[Effect.Point]] = []
+        var rest = text.filter { $0 != " " }[...]
+        while !rest.isEmpty {
+            guard rest.first == "[", let close = rest.firstIndex(of: "]") else { throw error }
+            let body = rest[rest.index(after: rest.startIndex)..<close]
+            var points: [Effect.Point] = []
+            for pair in body.split(separator: ")", omittingEmptySubsequences: true) {
+                let numbers = pair.drop { $0 == "," || $0 == "(" }.split(separator: ",", omittingEmptySubsequences: false)
+                guard numbers.count == 2, let x = UInt8(numbers[0]), let y = UInt8(numbers[1]) else { throw error }
+                points.append(Effect.Point(x: x, y: y))
+            }
+            curves.append(points)
+            rest = rest[rest.index(after: close)...]
+            if rest.first == "," { rest = rest.dropFirst() }
+        }
+        guard curves.count == 4, ImageProcessors.ColorLookup.curve(all: curves[0], red: curves[1], green: curves[2], blue: curves[3]) != nil
+        else { throw error }
+        return curves
     }
 
     /// A filter's arguments, taken one at a time: each quoted (`'…'`) or

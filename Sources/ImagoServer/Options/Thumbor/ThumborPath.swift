@@ -204,3 +204,26 @@ struct ThumborPath: Sendable, Equatable {
         return String(text).removingPercentEncoding
     }
 }
+
+extension ThumborPath {
+    /// What thumbor's `extract_focal()` documents: when the image part is
+    /// itself a thumbor URL (after an optional scheme and host), signed or
+    /// `unsafe`, with a crop, the innermost such URL's image, and its crop
+    /// as a focal region; the image parts of URLs without a crop are
+    /// followed, ten deep at most. Nil when there is none. (thumbor 7.8
+    /// reads the image part percent-encoded, where no crop's `:` matches,
+    /// so it fetches the whole URL instead.)
+    func extractedFocalRegion() -> (image: Substring, region: Crop)? {
+        var text = Substring(Self.percentDecoded(image) ?? String(image))
+        for _ in 0..<10 {
+            // thumbor drops everything up to the first slash (the host, after any scheme).
+            let scheme = ["http://", "https://"].first { text.hasPrefix($0) }
+            let afterScheme = text.dropFirst(scheme?.count ?? 0)
+            guard let slash = afterScheme.firstIndex(of: "/"), let inner = try? ThumborPath(afterScheme[afterScheme.index(after: slash)...])
+            else { return nil }
+            if let crop = inner.crop { return (inner.image, crop) }
+            text = inner.image
+        }
+        return nil
+    }
+}
