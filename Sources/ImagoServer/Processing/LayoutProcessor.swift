@@ -51,7 +51,8 @@ struct LayoutProcessor: ImageProcessing {
         var image = decoded
         var fullSize = sourceSize ?? decoded.size
         if !options.autoRotate, orientation != .up {
-            image = orientation.inverse.apply(to: image)
+            guard let upright = Operation.orient(orientation.inverse).apply(to: image) else { return nil }
+            image = upright
             if orientation.swapsDimensions { fullSize = fullSize.transposed }
         }
         if options.trim.isEnabled, let trimmed = trimmed(image) {
@@ -60,12 +61,12 @@ struct LayoutProcessor: ImageProcessing {
             fullSize = trimmed.size
         }
         if options.rotate != 0 {
-            guard let turned = ImageProcessors.Rotate(quarterTurns: options.rotate / 90).process(image) else { return nil }
+            guard let turned = Operation.effect(.rotate(quarterTurns: options.rotate / 90)).apply(to: image) else { return nil }
             image = turned
             if options.rotate % 180 != 0 { fullSize = fullSize.transposed }
         }
         if options.flipHorizontal || options.flipVertical {
-            guard let flipped = ImageProcessors.Flip(horizontal: options.flipHorizontal, vertical: options.flipVertical).process(image) else {
+            guard let flipped = Operation.flip(horizontal: options.flipHorizontal, vertical: options.flipVertical).apply(to: image) else {
                 return nil
             }
             image = flipped
@@ -83,7 +84,7 @@ struct LayoutProcessor: ImageProcessing {
                 image, to: ImageSize(width: plan.aspectWidth, height: plan.aspectHeight), gravity: options.extendAspectRatio.gravity, plan: plan)
         }
         if !options.padding.isEmpty { image = padded(image, plan: plan) }
-        if options.flatten || outputIsOpaque { image = ImageProcessors.Flatten(background: options.background).process(image) ?? image }
+        if options.flatten || outputIsOpaque { image = Operation.effect(.flatten(background: options.background)).apply(to: image) ?? image }
         if options.watermark.isEnabled, let watermark { image = watermarked(image, with: watermark, plan: plan) }
         return image
     }
@@ -96,7 +97,7 @@ struct LayoutProcessor: ImageProcessing {
             let bounds = image.trimmedBounds(
                 threshold: trim.threshold, background: trim.color, equalHorizontal: trim.equalHorizontal, equalVertical: trim.equalVertical)
         else { return nil }
-        return ImageProcessors.Crop(x: bounds.x, y: bounds.y, width: bounds.width, height: bounds.height).process(image)
+        return Operation.crop(x: bounds.x, y: bounds.y, width: bounds.width, height: bounds.height).apply(to: image)
     }
 
     /// `c`'s region cut out, then scaled to the plan's size. The region is
@@ -123,12 +124,12 @@ struct LayoutProcessor: ImageProcessing {
             let top = Int((Double(region.y) * factorY).rounded())
             let right = min(image.width, max(left + 1, Int((Double(region.x + region.width) * factorX).rounded())))
             let bottom = min(image.height, max(top + 1, Int((Double(region.y + region.height) * factorY).rounded())))
-            guard let cut = ImageProcessors.Crop(x: left, y: top, width: right - left, height: bottom - top).process(image) else { return nil }
+            guard let cut = Operation.crop(x: left, y: top, width: right - left, height: bottom - top).apply(to: image) else { return nil }
             working = cut
         }
         let size = ImageSize(
             width: max(1, LayoutPlan.scaled(region.width, by: plan.scaleX)), height: max(1, LayoutPlan.scaled(region.height, by: plan.scaleY)))
-        return ImageResizer.resize(working, to: size)
+        return Operation.resize(size).apply(to: working)
     }
 
     /// The scaled image cut to the plan's result crop, around the gravity;
@@ -139,14 +140,16 @@ struct LayoutProcessor: ImageProcessing {
             width: LayoutPlan.minNonZero(plan.resultCropWidth, image.width), height: LayoutPlan.minNonZero(plan.resultCropHeight, image.height))
         guard size.width < image.width || size.height < image.height else { return nil }
         let clamped = ImageSize(width: min(size.width, image.width), height: min(size.height, image.height))
-        if options.gravity.anchor == .smart { return ImageProcessors.SmartCrop(size: clamped).process(image) }
-        let corner = LayoutPlan.position(of: clamped, in: image.size, gravity: options.gravity, dpr: plan.dprScale, allowsOverflow: false)
-        return ImageProcessors.Crop(x: corner.x, y: corner.y, width: clamped.width, height: clamped.height).process(image)
+        let corner =
+            options.gravity.anchor == .smart
+            ? Saliency.bestCrop(in: image, width: clamped.width, height: clamped.height)
+            : LayoutPlan.position(of: clamped, in: image.size, gravity: options.gravity, dpr: plan.dprScale, allowsOverflow: false)
+        return Operation.crop(x: corner.x, y: corner.y, width: clamped.width, height: clamped.height).apply(to: image)
     }
 
     /// The options' effects (``ProcessingOptions/effects(dprScale:)``), in order.
     private func filtered(_ image: Image, plan: LayoutPlan) -> Image {
-        options.effects(dprScale: plan.dprScale).reduce(image) { image, effect in effect.apply(to: image) ?? image }
+        options.effects(dprScale: plan.dprScale).reduce(image) { image, effect in Operation.effect(effect).apply(to: image) ?? image }
     }
 
     /// The image on a transparent canvas of `size` (a free side or one the
@@ -155,7 +158,7 @@ struct LayoutProcessor: ImageProcessing {
         guard size.width > image.width || size.height > image.height else { return image }
         let canvas = ImageSize(width: size.width > 0 ? size.width : image.width, height: size.height > 0 ? size.height : image.height)
         let corner = LayoutPlan.position(of: image.size, in: canvas, gravity: gravity, dpr: plan.dprScale, allowsOverflow: false)
-        return ImageProcessors.Embed(size: canvas, x: corner.x, y: corner.y).process(image) ?? image
+        return Operation.extend(canvas: canvas, x: corner.x, y: corner.y).apply(to: image) ?? image
     }
 
     private func padded(_ image: Image, plan: LayoutPlan) -> Image {
@@ -165,32 +168,33 @@ struct LayoutProcessor: ImageProcessing {
         let bottom = LayoutPlan.scaledToEven(padding.bottom, by: plan.dprScale)
         let left = LayoutPlan.scaledToEven(padding.left, by: plan.dprScale)
         let canvas = ImageSize(width: image.width + left + right, height: image.height + top + bottom)
-        return ImageProcessors.Embed(size: canvas, x: left, y: top).process(image) ?? image
+        return Operation.extend(canvas: canvas, x: left, y: top).apply(to: image) ?? image
     }
 
     /// The watermark scaled (`wm`'s scale, a fraction of the image's size),
     /// then drawn at its position, or tiled with its offsets as spacing.
     private func watermarked(_ image: Image, with watermark: Image, plan: LayoutPlan) -> Image {
         let settings = options.watermark
-        var mark = watermark
+        var size: ImageSize?
         if settings.scale > 0 {
             let box = ImageSize(
                 width: max(1, LayoutPlan.scaledToEven(image.width, by: settings.scale)),
                 height: max(1, LayoutPlan.scaledToEven(image.height, by: settings.scale)))
             // Fitted to the box, enlarged if need be, as imgproxy scales its watermark.
-            let factor = min(Double(box.width) / Double(mark.width), Double(box.height) / Double(mark.height))
-            let size = ImageSize(width: max(1, LayoutPlan.scaled(mark.width, by: factor)), height: max(1, LayoutPlan.scaled(mark.height, by: factor)))
-            mark = ImageResizer.resize(mark, to: size) ?? mark
+            let factor = min(Double(box.width) / Double(watermark.width), Double(box.height) / Double(watermark.height))
+            size = ImageSize(width: max(1, LayoutPlan.scaled(watermark.width, by: factor)), height: max(1, LayoutPlan.scaled(watermark.height, by: factor)))
         }
         let position = settings.position
+        let placement: Mark.Placement
         if position.anchor == .replicate {
-            let spacingX = max(0, LayoutPlan.offset(position.x, of: image.width, dpr: plan.dprScale))
-            let spacingY = max(0, LayoutPlan.offset(position.y, of: image.height, dpr: plan.dprScale))
-            let tile = ImageSize(width: mark.width + spacingX, height: mark.height + spacingY)
-            mark = ImageProcessors.Embed(size: tile, x: spacingX / 2, y: spacingY / 2).process(mark) ?? mark
-            return ImageProcessors.Overlay(mark, named: "watermark", x: 0, y: 0, opacity: settings.opacity, repeating: true).process(image) ?? image
+            placement = .repeating(
+                spacingX: max(0, LayoutPlan.offset(position.x, of: image.width, dpr: plan.dprScale)),
+                spacingY: max(0, LayoutPlan.offset(position.y, of: image.height, dpr: plan.dprScale)))
+        } else {
+            let corner = LayoutPlan.position(of: size ?? watermark.size, in: image.size, gravity: position, dpr: plan.dprScale, allowsOverflow: true)
+            placement = .at(x: corner.x, y: corner.y)
         }
-        let corner = LayoutPlan.position(of: mark.size, in: image.size, gravity: position, dpr: plan.dprScale, allowsOverflow: true)
-        return ImageProcessors.Overlay(mark, named: "watermark", x: corner.x, y: corner.y, opacity: settings.opacity).process(image) ?? image
+        let mark = Mark(image: watermark, size: size, fading: .opacity(settings.opacity), placement: placement)
+        return Operation.watermark(mark).apply(to: image) ?? image
     }
 }

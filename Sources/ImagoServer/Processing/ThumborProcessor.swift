@@ -42,7 +42,7 @@ struct ThumborProcessor: ImageProcessing {
         var trimOffset = (x: 0, y: 0)
         var trimOperation: ThumborPlan.Operation?
         if let trim = path.trim, let box = Self.trimmedBounds(of: image, fromBottomRight: trim.fromBottomRight, tolerance: trim.tolerance) {
-            guard let trimmed = ImageProcessors.Crop(x: box.x, y: box.y, width: box.width, height: box.height).process(image) else { return nil }
+            guard let trimmed = Operation.crop(x: box.x, y: box.y, width: box.width, height: box.height).apply(to: image) else { return nil }
             image = trimmed
             trimOffset = (box.x, box.y)
             trimOperation = .crop(left: box.x, top: box.y, right: box.x + box.width, bottom: box.y + box.height)
@@ -67,19 +67,15 @@ struct ThumborProcessor: ImageProcessing {
         for operation in operations {
             switch operation {
             case .crop(let left, let top, let right, let bottom):
-                guard let cropped = ImageProcessors.Crop(x: left, y: top, width: right - left, height: bottom - top).process(image) else {
-                    return nil
-                }
+                guard let cropped = Operation.crop(x: left, y: top, width: right - left, height: bottom - top).apply(to: image) else { return nil }
                 image = cropped
             case .resize(let width, let height):
-                guard let resized = Self.resized(image, to: ImageSize(width: width, height: height)) else { return nil }
+                guard let resized = Operation.resize(ImageSize(width: width, height: height)).apply(to: image) else { return nil }
                 image = resized
             }
         }
         if !path.isDebug, path.flipsHorizontally || path.flipsVertically {
-            guard let flipped = ImageProcessors.Flip(horizontal: path.flipsHorizontally, vertical: path.flipsVertically).process(image) else {
-                return nil
-            }
+            guard let flipped = Operation.flip(horizontal: path.flipsHorizontally, vertical: path.flipsVertically).apply(to: image) else { return nil }
             image = flipped
         }
         for filter in filters {
@@ -98,7 +94,7 @@ struct ThumborProcessor: ImageProcessing {
         var area = image
         var origin = (x: 0, y: 0)
         if path.crop != nil, case .crop(let left, let top, let right, let bottom) = operations.first {
-            guard let cropped = ImageProcessors.Crop(x: left, y: top, width: right - left, height: bottom - top).process(image) else { return nil }
+            guard let cropped = Operation.crop(x: left, y: top, width: right - left, height: bottom - top).apply(to: image) else { return nil }
             area = cropped
             origin = (left, top)
             operations = operations.dropFirst()
@@ -118,7 +114,7 @@ struct ThumborProcessor: ImageProcessing {
         case .proportion(let ratio):
             guard ratio > 0, ratio <= 1 else { return image }
             let size = ImageSize(width: Int(Double(image.width) * ratio), height: Int(Double(image.height) * ratio))
-            return size.width >= 1 && size.height >= 1 ? Self.resized(image, to: size) : image
+            return size.width >= 1 && size.height >= 1 ? Operation.resize(size).apply(to: image) : image
         case .upscale:
             let (width, height) = (plan.requestedWidth, plan.requestedHeight)
             guard width > 0, height > 0, image.width < width, image.height < height else { return image }
@@ -126,7 +122,7 @@ struct ThumborProcessor: ImageProcessing {
                 Double(image.width) / Double(width) >= Double(image.height) / Double(height)
                 ? ImageSize(width: width, height: max(1, image.height * width / image.width))
                 : ImageSize(width: max(1, image.width * height / image.height), height: height)
-            return Self.resized(image, to: size)
+            return Operation.resize(size).apply(to: image)
         case .backgroundColor(let fill):
             guard let color = Self.color(fill, of: image) else { return image }
             return Effect.flatten(background: color).apply(to: image)
@@ -135,27 +131,17 @@ struct ThumborProcessor: ImageProcessing {
                 width: plan.requestedWidth > 0 ? plan.requestedWidth : image.width,
                 height: plan.requestedHeight > 0 ? plan.requestedHeight : image.height)
             let (x, y) = ((canvas.width - image.width) / 2, (canvas.height - image.height) / 2)
-            if case .blur = fill {
-                guard let blurred = ImageProcessors.GaussianBlur(radius: 100).process(image), let backdrop = Self.resized(blurred, to: canvas) else {
-                    return nil
-                }
-                return ImageProcessors.Overlay(image, named: "fill", x: x, y: y).process(backdrop)
-            }
+            if case .blur = fill { return Operation.extendOverBlur(canvas: canvas, x: x, y: y, radius: 100).apply(to: image) }
             guard let color = Self.color(fill, of: image) else { return image }
-            let placed = composites ? ImageProcessors.Flatten(background: color).process(image) : image
-            return placed.flatMap { ImageProcessors.Embed(size: canvas, x: x, y: y, background: color).process($0) }
+            let placed = composites ? Operation.effect(.flatten(background: color)).apply(to: image) : image
+            return placed.flatMap { Operation.extend(canvas: canvas, x: x, y: y, background: color).apply(to: $0) }
         case .watermark(let url, let x, let y, let alpha, let widthRatio, let heightRatio):
             guard let mark = watermarks[url] else { return image }
             return Self.watermarked(image, with: mark, x: x, y: y, alpha: alpha, widthRatio: widthRatio, heightRatio: heightRatio)
         default:
             guard let effect = filter.effect else { return image }
-            return effect.apply(to: image)
+            return Operation.effect(effect).apply(to: image)
         }
-    }
-
-    /// A resize to exactly `size`, enlarging or shrinking.
-    static func resized(_ image: Image, to size: ImageSize) -> Image? {
-        size == image.size ? image : ImageResizer.resize(image, to: size)
     }
 
     /// The colour a `fill` or `background_color` names, `auto` being the image's mean colour.
@@ -219,44 +205,23 @@ struct ThumborProcessor: ImageProcessing {
         _ image: Image, with mark: Image, x: ThumborFilter.Position, y: ThumborFilter.Position, alpha: Int, widthRatio: Int?,
         heightRatio: Int?
     ) -> Image? {
-        var mark = mark.addingAlpha()
+        var size = mark.size
         if widthRatio != nil || heightRatio != nil {
             let maxWidth =
                 widthRatio.map { Double(image.width * $0) / 100 }
                 ?? Double(mark.width) * Double(image.height * (heightRatio ?? 0)) / 100 / Double(mark.height)
             let maxHeight = heightRatio.map { Double(image.height * $0) / 100 } ?? Double(mark.height) * maxWidth / Double(mark.width)
-            let size =
+            size =
                 Double(mark.width) / maxWidth >= Double(mark.height) / maxHeight
                 ? ImageSize(width: Int(maxWidth.rounded()), height: Int((Double(mark.height) * maxWidth / Double(mark.width)).rounded()))
                 : ImageSize(width: Int((Double(mark.width) * maxHeight / Double(mark.height)).rounded()), height: Int(maxHeight.rounded()))
-            guard size.width > 0, size.height > 0, let resized = resized(mark, to: size) else { return image }
-            mark = resized
+            guard size.width > 0, size.height > 0 else { return image }
         }
-        if alpha > 0 { mark = lowered(mark, alpha: 255 * min(alpha, 100) / 100) }
         let bothRepeat = x == .repeat && y == .repeat
-        let columns = positions(x, side: image.width, markSide: mark.width, bothRepeat: bothRepeat, other: (image.height, mark.height))
-        let rows = positions(y, side: image.height, markSide: mark.height, bothRepeat: bothRepeat, other: (image.width, mark.width))
-        if columns.count == 1, rows.count == 1 {
-            return ImageProcessors.Overlay(mark, named: "watermark", x: columns[0], y: rows[0]).process(image)
-        }
-        // The tiles laid on one transparent layer, drawn once.
-        let channels = mark.pixelFormat.bytesPerPixel
-        var layer = [UInt8](repeating: 0, count: image.width * image.height * channels)
-        for top in rows {
-            for row in max(0, -top)..<min(mark.height, image.height - top) {
-                for left in columns {
-                    let first = max(0, -left)
-                    let last = min(mark.width, image.width - left)
-                    guard first < last else { continue }
-                    let source = row * mark.bytesPerRow + first * channels
-                    let target = ((top + row) * image.width + left + first) * channels
-                    layer.replaceSubrange(
-                        target..<(target + (last - first) * channels), with: mark.pixels[source..<(source + (last - first) * channels)])
-                }
-            }
-        }
-        guard let tiles = Image(width: image.width, height: image.height, pixelFormat: mark.pixelFormat, pixels: layer) else { return image }
-        return ImageProcessors.Overlay(tiles, named: "watermark", x: 0, y: 0).process(image)
+        let columns = positions(x, side: image.width, markSide: size.width, bothRepeat: bothRepeat, other: (image.height, size.height))
+        let rows = positions(y, side: image.height, markSide: size.height, bothRepeat: bothRepeat, other: (image.width, size.width))
+        let drawn = Mark(image: mark, size: size, fading: .lowered(255 * min(alpha, 100) / 100), placement: .grid(columns: columns, rows: rows))
+        return Operation.watermark(drawn).apply(to: image)
     }
 
     /// Where the watermark goes on one axis: one place, or every tile's.
@@ -281,19 +246,5 @@ struct ThumborProcessor: ImageProcessing {
             let spacing = spare / (max(count, 2) - 1)
             return (0..<count).map { $0 * (spacing + markSide) }
         }
-    }
-
-    /// `image` (with alpha) with `amount` taken from every alpha value.
-    private static func lowered(_ image: Image, alpha amount: Int) -> Image {
-        let channels = image.pixelFormat.bytesPerPixel
-        var pixels = image.pixels
-        for y in 0..<image.height {
-            for x in 0..<image.width {
-                let index = y * image.bytesPerRow + x * channels + channels - 1
-                pixels[index] = UInt8(max(0, Int(pixels[index]) - amount))
-            }
-        }
-        return Image(width: image.width, height: image.height, pixelFormat: image.pixelFormat, bytesPerRow: image.bytesPerRow, pixels: pixels)
-            ?? image
     }
 }
