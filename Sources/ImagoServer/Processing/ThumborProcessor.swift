@@ -26,6 +26,9 @@ struct ThumborProcessor: ImageProcessing {
 
     func process(_ image: Image) -> Image? { run(image)?.image }
 
+    /// The same layout, drawing `watermarks` for its `watermark()` filters.
+    func drawing(_ watermarks: [String: Image]) -> ThumborProcessor { ThumborProcessor(path: path, filters: filters, watermarks: watermarks) }
+
     /// What a run did, for `/meta`: the trim's crop (if it cut anything)
     /// and the plan it followed.
     struct Run {

@@ -62,22 +62,13 @@ struct ResultKey: Hashable, Sendable, CustomStringConvertible {
     /// a URL).
     let diskKey: String
 
-    /// The key of `source` made with the options whose
-    /// ``ProcessingOptions/cacheKey`` is `optionsKey`, in `format`, with the
-    /// watermark whose key is `watermark`, if any.
-    init(source: URL, optionsKey: String, format: OutputFormat, watermark: String? = nil) {
-        diskKey = source.absoluteString + "\u{0}" + optionsKey + "\u{0}" + format.rawValue + (watermark.map { "\u{0}" + $0 } ?? "")
-    }
-
-    /// The key of `source` made by a thumbor URL whose options (filters
-    /// included, which also name the format) read `thumborOptions`.
-    init(source: URL, thumborOptions: String) {
-        diskKey = source.absoluteString + "\u{0}" + thumborOptions
-    }
-
-    /// The key of `source`'s `/info` answer.
-    init(infoOf source: URL) {
-        diskKey = source.absoluteString + "\u{0}info"
+    /// The key of the answer made from `source` by a URL whose canonical
+    /// options (``ProcessingOptions/cacheKey``, a thumbor URL's
+    /// ``ThumborProcessor/identifier``, `info`) are `options`, in `format`
+    /// when the URL settles it, with the watermark whose key is
+    /// `watermark`, if any.
+    init(source: URL, options: String, format: OutputFormat? = nil, watermark: String? = nil) {
+        diskKey = source.absoluteString + "\u{0}" + options + (format.map { "\u{0}" + $0.rawValue } ?? "") + (watermark.map { "\u{0}" + $0 } ?? "")
     }
 
     /// The key whose ``diskKey`` is `diskKey`.

@@ -16,20 +16,20 @@ extension ImageService {
     /// the source's) and `att`'s disposition, a max-age no later than
     /// `exp`, `Vary: Accept` when the format was `negotiated` and the
     /// fields forwarded to sources, and ``contentSecurityPolicy``.
-    func answer(_ result: EncodedResult, to request: Request, options: ProcessingOptions, source: URL, negotiated: Bool) -> Response {
+    func answer(_ result: EncodedResult, to request: Request, delivery: Delivery, source: URL) -> Response {
         var maxAge = result.maxAge
-        if let expires = options.expires, expires > 0 {
+        if let expires = delivery.expires, expires > 0 {
             maxAge = min(maxAge, max(0, expires - Int(Date().timeIntervalSince1970)))
         }
         var headers: HTTPFields = [
             .contentType: result.mediaType,
             .cacheControl: "public, max-age=\(maxAge)",
             .eTag: result.etag,
-            .contentDisposition: Self.contentDisposition(options: options, source: source, mediaType: result.mediaType),
+            .contentDisposition: Self.contentDisposition(delivery, source: source, mediaType: result.mediaType),
             .contentSecurityPolicy: Self.contentSecurityPolicy,
         ]
         if let lastModified = result.lastModified { headers[.lastModified] = lastModified }
-        let varying = (negotiated ? ["Accept"] : []) + configuration.forwardedHeaders.map(\.rawName)
+        let varying = (delivery.negotiated ? ["Accept"] : []) + configuration.forwardedHeaders.map(\.rawName)
         if !varying.isEmpty { headers[.vary] = varying.joined(separator: ", ") }
         if ConditionalRequest(request.headers).isCurrent(etag: result.etag, lastModified: result.lastModified) {
             return Response(status: .notModified, headers: headers, body: ResponseBody())
@@ -43,12 +43,12 @@ extension ImageService {
     /// them; a name beyond printable ASCII is also given as RFC 8187's
     /// `filename*`. Byte by byte, without Foundation's string searches,
     /// which are slow on Linux: it runs for every answer.
-    static func contentDisposition(options: ProcessingOptions, source: URL, mediaType: String) -> String {
-        var name = options.filename ?? ""
+    static func contentDisposition(_ delivery: Delivery, source: URL, mediaType: String) -> String {
+        var name = delivery.filename ?? ""
         if name.isEmpty { name = baseName(of: source.absoluteString) }
         if name.isEmpty { name = "image" }
         let fileName = name + Self.fileExtension(of: mediaType)
-        let disposition = options.returnAttachment ? "attachment" : "inline"
+        let disposition = delivery.attachment ? "attachment" : "inline"
         // Most names are printable ASCII without quotes: nothing to change.
         if fileName.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) {
             return disposition + "; filename=\"" + fileName + "\""

@@ -25,9 +25,9 @@ extension ImageService {
         async throws(ServiceError) -> Response
     {
         let (read, source) = try readRequest(rawPath, mountedAt: prefix, report: report)
-        let key = ResultKey(infoOf: source)
+        let key = ResultKey(source: source, options: "info")
         let result = try await result(for: key, source: source, forwarding: request, report: report, production: .info)
-        return answer(result, to: request, options: read.options, source: source, negotiated: false)
+        return answer(result, to: request, delivery: read.options.delivery(negotiated: false), source: source)
     }
 
     /// The source's info: its header for the size where it is read here,

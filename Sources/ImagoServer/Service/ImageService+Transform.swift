@@ -62,24 +62,22 @@ extension ImageService {
     /// comes as it is for `raw`, or when `skp` names its format and `f`
     /// names no other; `f:svg` refuses it with a 422.
     func passedThrough(
-        _ source: DataResponse, of url: URL, options: ProcessingOptions, format: OutputFormat, ticket: AdmissionControl.Ticket
+        _ source: DataResponse, of url: URL, plan: ProcessingPlan, ticket: AdmissionControl.Ticket
     ) async throws(ServiceError) -> (Data, mediaType: String)? {
         let sourceFormat = ImageFormat(sniffing: source.data)
-        if sourceFormat == .svg, options.raw || options.format == .svg || options.format == .auto {
-            try checkSVGSize(source.data, options: options)
+        if sourceFormat == .svg, plan.raw || plan.keepsSVG {
+            try checkSVGSize(source.data, limits: plan.limits)
             try await ticket.transform()
             return (try await sanitized(source.data, of: url), ImageFormat.svg.mediaType)
         }
-        if options.raw {
+        if plan.raw {
             let mediaType = sourceFormat == .unknown ? source.headers.first(.contentType) ?? "application/octet-stream" : sourceFormat.mediaType
             return (source.data, mediaType)
         }
-        if format == .svg {
+        if plan.format == .svg {
             throw ServiceError(.unprocessableContent, "the output format svg is for SVG sources only; the source is \(sourceFormat)")
         }
-        guard let named = ProcessingOptions.Format(name: sourceFormat.rawValue), options.skipProcessing.contains(named),
-            options.format == .auto || options.format == named
-        else { return nil }
+        guard let named = ProcessingOptions.Format(name: sourceFormat.rawValue), plan.passedFormats.contains(named) else { return nil }
         return (source.data, sourceFormat.mediaType)
     }
 
@@ -87,11 +85,11 @@ extension ImageService {
     /// as itself that is larger than `msfs` or declares more pixels than
     /// `msr` or the service's pixel limit: a client would render it at
     /// that size.
-    func checkSVGSize(_ data: Data, options: ProcessingOptions) throws(ServiceError) {
-        if let limit = options.sourceLimits.maximumFileSize, data.count > limit {
+    func checkSVGSize(_ data: Data, limits: ProcessingOptions.SourceLimits) throws(ServiceError) {
+        if let limit = limits.maximumFileSize, data.count > limit {
             throw ServiceError(.contentTooLarge, "the source is larger than \(limit) bytes (msfs)")
         }
-        let limit = min(options.sourceLimits.maximumPixelCount ?? .max, configuration.maximumPixelCount)
+        let limit = min(limits.maximumPixelCount ?? .max, configuration.maximumPixelCount)
         guard let size = ImageHeader(data).storedSize else { return }
         let (pixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
         guard overflow || pixels > limit else { return }
@@ -107,48 +105,64 @@ extension ImageService {
         do { return try outcome.get() } catch { throw ServiceError(ImagePipeline.Error.decodingFailed(key: url.absoluteString, underlying: error)) }
     }
 
-    /// Decodes `data` for `options` (scaled down while decoding as far as
-    /// the layout allows, then laid out by a ``LayoutProcessor``) and
-    /// encodes it, on one of the pipeline's decode threads, within the
-    /// decode memory budget.
-    func transform(
-        _ data: Data, of url: URL, options: ProcessingOptions, format: OutputFormat
-    ) async throws(ServiceError) -> (Data, mediaType: String) {
-        if let limit = options.sourceLimits.maximumFileSize, data.count > limit {
+    /// Decodes `data` as `plan` says (scaled down while decoding as far
+    /// as its layout allows, then laid out), drawing `overlays`, and encodes
+    /// it, on one of the pipeline's decode threads, within the decode
+    /// memory budget: the one execution of every URL language's plan.
+    func transform(_ data: Data, of url: URL, plan: ProcessingPlan, overlays: [String: Image]) async throws(ServiceError) -> (Data, mediaType: String) {
+        if let limit = plan.limits.maximumFileSize, data.count > limit {
             throw ServiceError(.contentTooLarge, "the source is larger than \(limit) bytes (msfs)")
         }
         let header = ImageHeader(data)
         // The header describes a TIFF's first page: another is measured once decoded.
-        let sourceSize = options.page != 0 && header.format == .tiff ? nil : header.uprightSize
-        if let limit = options.sourceLimits.maximumPixelCount, let size = sourceSize, size.width * size.height > limit {
+        let sourceSize = plan.page != 0 && header.format == .tiff ? nil : header.uprightSize
+        if let limit = plan.limits.maximumPixelCount, let size = sourceSize, size.width * size.height > limit {
             throw ServiceError(.contentTooLarge, "the source has \(size) pixels, more than the URL's limit of \(limit) (msr)")
         }
-        let quality = format.quality(options, serviceQuality: configuration.quality, serviceFormatQuality: configuration.formatQuality)
-        let metadata = options.keptMetadata(of: data, header: header)
+        let format = plan.format ?? .keeping(header.format)
+        let quality = format.quality(
+            plan.quality, formatQuality: plan.formatQuality, serviceQuality: configuration.quality, serviceFormatQuality: configuration.formatQuality)
+        let metadata = plan.metadata.kept(of: data, orientation: header.orientation)
         // An animation is answered animated where the format animates, as
-        // many frames as maf allows, and mb is not asked for.
-        let frameLimit = options.sourceLimits.maximumAnimationFrames ?? configuration.maximumFrameCount
+        // many frames as allowed, unless a size in bytes is asked for.
+        let frameLimit = plan.limits.maximumAnimationFrames ?? configuration.maximumFrameCount
         let animated =
-            options.maxBytes > 0 || frameLimit < 2 || options.page != 0 ? nil : format.animatedEncoder(quality: quality, metadata: metadata)
-        if animated != nil { try checkAnimation(header, options: options, frameLimit: frameLimit) }
-        var layoutOptions = options
-        layoutOptions.watermark.opacity *= configuration.watermarkOpacity
-        let watermarkImage = options.watermark.isEnabled ? try await watermark(for: options) : nil
-        let layout = LayoutProcessor(
-            options: layoutOptions, sourceSize: sourceSize, orientation: header.orientation, outputIsOpaque: format.isOpaque,
-            maximumResultDimension: min(configuration.maximumResultDimension, options.sourceLimits.maximumResultDimension ?? .max),
-            watermark: watermarkImage, sourceIsVector: header.format == .svg
-        )
-        var request = ImageRequest(url: url, targetSize: layout.decodeSize, contentMode: .fill, processors: [layout])
-        request.prefersEmbeddedThumbnail = options.enforceThumbnail
-        request.page = options.page
+            plan.maximumBytes > 0 || frameLimit < 2 || plan.page != 0 ? nil : format.animatedEncoder(quality: quality, metadata: metadata)
+        if animated != nil { try checkAnimation(header, limits: plan.limits, frameLimit: frameLimit) }
+        var request = layoutRequest(plan.layout, of: url, header: header, sourceSize: sourceSize, format: format, overlays: overlays)
+        request.prefersEmbeddedThumbnail = plan.prefersEmbeddedThumbnail
+        request.page = plan.page
         // A kept profile describes the pixels as stored; else they are converted.
         request.convertsToSRGB = metadata.iccProfile == nil
         let encoder: any ImageEncoding =
-            options.maxBytes > 0
-            ? FittingEncoder(quality: quality, maximumBytes: options.maxBytes) { format.encoder(quality: $0, metadata: metadata) }
+            plan.maximumBytes > 0
+            ? FittingEncoder(quality: quality, maximumBytes: plan.maximumBytes) { format.encoder(quality: $0, metadata: metadata) }
             : format.encoder(quality: quality, metadata: metadata)
         return try await render(data, as: request, encodedWith: encoder, animatingWith: animated, maximumFrameCount: frameLimit)
+    }
+
+    /// The pipeline's request that lays out a source with `header` by
+    /// `layout`'s rules: imgproxy's decoded scaled down as far as its sizes
+    /// allow (a vector source rendered at the answer's size), with the
+    /// operator's watermark opacity and result size limit; thumbor's whole,
+    /// an SVG rendered at the size thumbor asks CairoSVG for.
+    private func layoutRequest(
+        _ layout: ProcessingPlan.Layout, of url: URL, header: ImageHeader, sourceSize: ImageSize?, format: OutputFormat, overlays: [String: Image]
+    ) -> ImageRequest {
+        switch layout {
+        case .imgproxy(var options):
+            options.watermark.opacity *= configuration.watermarkOpacity
+            let processor = LayoutProcessor(
+                options: options, sourceSize: sourceSize, orientation: header.orientation, outputIsOpaque: format.isOpaque,
+                maximumResultDimension: min(configuration.maximumResultDimension, options.sourceLimits.maximumResultDimension ?? .max),
+                watermark: overlays[""], sourceIsVector: header.format == .svg
+            )
+            return ImageRequest(url: url, targetSize: processor.decodeSize, contentMode: .fill, processors: [processor])
+        case .thumbor(let processor):
+            var request = ImageRequest(url: url, processors: [processor.drawing(overlays)])
+            if header.format == .svg { (request.targetSize, request.contentMode) = processor.path.svgRenderSize }
+            return request
+        }
     }
 
     /// Refuses with a 422, before decoding, an animation (a GIF, WebP or
@@ -156,16 +170,16 @@ extension ImageService {
     /// `mafr`, a frame of more pixels than it allows; else frames to render
     /// (up to `frameLimit`) of more pixels in all than `msr` or the
     /// service's pixel limit allows.
-    func checkAnimation(_ header: ImageHeader, options: ProcessingOptions, frameLimit: Int) throws(ServiceError) {
+    func checkAnimation(_ header: ImageHeader, limits: ProcessingOptions.SourceLimits, frameLimit: Int) throws(ServiceError) {
         guard let frames = header.frameCount, frames > 1, let size = header.storedSize else { return }
         let (framePixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
-        if let limit = options.sourceLimits.maximumAnimationFramePixels {
+        if let limit = limits.maximumAnimationFramePixels {
             guard !overflow, framePixels <= limit else {
                 throw ServiceError(.unprocessableContent, "a frame of the animation has \(size) pixels, more than the URL's limit of \(limit) (mafr)")
             }
             return
         }
-        let limit = options.sourceLimits.maximumPixelCount ?? configuration.maximumPixelCount
+        let limit = limits.maximumPixelCount ?? configuration.maximumPixelCount
         let rendered = min(frames, frameLimit)
         let (total, totalOverflow) = framePixels.multipliedReportingOverflow(by: rendered)
         guard !overflow, !totalOverflow, total <= limit else {
@@ -194,11 +208,5 @@ extension ImageService {
             throw ServiceError(error)
         }
         return (bytes, ImageFormat(sniffing: bytes).mediaType)
-    }
-
-    /// The watermark's pixels (``readOptions`` has refused `wm` on a server without one).
-    private func watermark(for options: ProcessingOptions) async throws(ServiceError) -> Image {
-        guard let watermark else { throw ServiceError(.badRequest, "bad option \"wm\": this server has no watermark image") }
-        return try await watermark.image(using: pipeline, policy: configuration.sourcePolicy)
     }
 }

@@ -244,13 +244,13 @@ public final class ImageService: Sendable {
 
         // 4. Look in the result cache.
         let format = options.raw ? OutputFormat.jpegOrPNG : try OutputFormat(options.format, accept: request.headers[.accept] ?? "")
-        let key = ResultKey(source: source, optionsKey: read.cacheKey, format: format, watermark: options.watermark.isEnabled ? watermark?.key : nil)
+        let key = ResultKey(source: source, options: read.cacheKey, format: format, watermark: options.watermark.isEnabled ? watermark?.key : nil)
 
         // 5-7. Fetch, transform and store, once for every identical request in flight.
-        let result = try await result(for: key, source: source, forwarding: request, report: report, production: .image(options, format: format))
+        let result = try await result(for: key, source: source, forwarding: request, report: report, production: .imgproxy(options, format: format))
 
         // 8. Answer: the image, or 304 when the client's copy is current.
-        return answer(result, to: request, options: options, source: source, negotiated: options.format == .auto && !options.raw)
+        return answer(result, to: request, delivery: options.delivery(negotiated: options.format == .auto && !options.raw), source: source)
     }
 
     /// The steps every URL goes through before its source is looked at:

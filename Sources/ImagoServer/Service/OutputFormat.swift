@@ -48,9 +48,12 @@ enum OutputFormat: String, Sendable, Equatable {
     /// must be filled.
     var isOpaque: Bool { self == .jpeg }
 
-    /// The quality `options` ask for in this format: `q`, else `fq`'s for
-    /// the format, else the service's for the format, else its default.
-    func quality(_ options: ProcessingOptions, serviceQuality: Int, serviceFormatQuality: [ProcessingOptions.Format: Int]) -> Int {
+    /// The quality a plan asks for in this format: `quality` (`q`), else
+    /// `formatQuality`'s for the format (`fq`), else the service's for the
+    /// format, else its default.
+    func quality(
+        _ quality: Int, formatQuality: [ProcessingOptions.Format: Int], serviceQuality: Int, serviceFormatQuality: [ProcessingOptions.Format: Int]
+    ) -> Int {
         let named: ProcessingOptions.Format =
             switch self {
             case .jpeg, .jpegOrPNG: .jpeg
@@ -61,8 +64,8 @@ enum OutputFormat: String, Sendable, Equatable {
             case .jxl: .jxl
             case .svg: .svg
             }
-        if options.quality > 0 { return options.quality }
-        if let quality = options.formatQuality[named], quality > 0 { return quality }
+        if quality > 0 { return quality }
+        if let quality = formatQuality[named], quality > 0 { return quality }
         if let quality = serviceFormatQuality[named], quality > 0 { return quality }
         return serviceQuality
     }

@@ -115,6 +115,34 @@ struct ModelOperationTests {
         }
     }
 
+    @Test("each URL language parses into one plan: format, quality, bytes, metadata, limits, passing through, delivery")
+    func plans() throws {
+        // imgproxy: every field from its options
+        let options = try ProcessingOptions.Parser().options(
+            "sm:0/scp:0/ar:0/q:70/fq:webp:50/mb:9000/pg:2/eth:1/skp:png:gif/f:png/exp:4102444800/fn:cat/att:1".split(separator: "/"))
+        let imgproxy = options.plan(format: .png)
+        #expect(imgproxy.format == .png && imgproxy.quality == 70 && imgproxy.formatQuality == [.webp: 50] && imgproxy.maximumBytes == 9000)
+        #expect(imgproxy.metadata.everything && imgproxy.metadata.rgbProfile && imgproxy.metadata.viewerTurns)
+        #expect(imgproxy.page == 2 && imgproxy.prefersEmbeddedThumbnail && !imgproxy.raw && !imgproxy.keepsSVG)
+        #expect(imgproxy.passedFormats == [.png], "skp passes only the format f names")
+        let delivery = options.delivery(negotiated: false)
+        #expect(delivery.expires == 4_102_444_800 && delivery.filename == "cat" && delivery.attachment && !delivery.negotiated)
+        let defaults = ProcessingOptions().plan(format: .jpegOrPNG)
+        #expect(!defaults.metadata.everything && defaults.metadata.copyright && !defaults.metadata.rgbProfile && defaults.keepsSVG)
+
+        // thumbor: the filters that are about the answer; the last of each wins
+        let path = try ThumborPath("/unsafe/300x200/filters:format(webp):quality(10):quality(55):max_bytes(9000):strip_icc():max_age(60)/a.example/b.jpg")
+        let processor = ThumborProcessor(path: path, filters: try ThumborFilter.list(path.filters))
+        let thumbor = try processor.plan()
+        #expect(thumbor.format == .webp && thumbor.quality == 55 && thumbor.maximumBytes == 9000 && !thumbor.metadata.rgbProfile)
+        #expect(!thumbor.metadata.everything && !thumbor.metadata.copyright && thumbor.passedFormats.isEmpty && !thumbor.keepsSVG)
+        #expect(processor.delivery(now: 100).expires == 160)
+        // Without format() the source's is kept, as thumbor keeps it.
+        let kept = try ThumborProcessor(path: try ThumborPath("/unsafe/300x200/a.example/b.jpg"), filters: []).plan()
+        #expect(kept.format == nil && kept.metadata.rgbProfile)
+        #expect([ImageFormat.png, .svg, .gif, .webp, .avif, .heic, .jpeg].map(OutputFormat.keeping) == [.png, .png, .gif, .webp, .avif, .jpeg, .jpeg])
+    }
+
     /// The largest difference between two images' channels, both as RGBA.
     static func largestDifference(_ left: Image, _ right: Image) -> Int {
         var largest = 0

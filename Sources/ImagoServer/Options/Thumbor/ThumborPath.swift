@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCodecs
 
 /// A thumbor URL's path, read as thumbor 7.8 reads it: the signature (or
 /// `unsafe`), then optional parts in a fixed order, each followed by a
@@ -225,5 +226,25 @@ extension ThumborPath {
             text = inner.image
         }
         return nil
+    }
+}
+
+extension ThumborPath {
+    /// The size an SVG source is rendered at, as thumbor asks CairoSVG for
+    /// the URL's width and height (a side of 0, or `orig`, free; both free,
+    /// the document's own size): filled for a crop and for `full-fit-in`
+    /// and `adaptive-fit-in`, fitted for `fit-in`, so that the layout has
+    /// the pixels it keeps without enlarging a small render. (CairoSVG fits
+    /// the document inside the box, with margins where the ratios differ;
+    /// Imago does not.)
+    var svgRenderSize: (ImageSize?, ContentMode) {
+        func side(_ side: Side) -> Int {
+            guard case .pixels(let pixels) = side else { return 0 }
+            return pixels == .min ? 0 : abs(pixels)
+        }
+        let size = ImageSize(width: side(width), height: side(height))
+        guard size.width > 0 || size.height > 0 else { return (nil, .fill) }
+        let fits = fitIn.map { !$0.isFull && !$0.isAdaptive } ?? false
+        return (size, fits ? .fit : .fill)
     }
 }
