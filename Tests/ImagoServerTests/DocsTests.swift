@@ -264,7 +264,7 @@ extension DocChecker {
         let caseNames = caseLists.flatMap { matches(#"(?:^|,)\s*([a-z]\w*)"#, in: $0[1]).map { $0[1] } }
         let thumborFilters = matches(
             #"case "([a-z_]+)""#,
-            in: try String(contentsOf: root.appendingPathComponent("Sources/ImagoServer/Options/Thumbor/ThumborFilter.swift"), encoding: .utf8)
+            in: try String(contentsOf: root.appendingPathComponent("Sources/ImagoServer/Thumbor/ThumborFilter.swift"), encoding: .utf8)
         ).map { $0[1] }
 
         // `imago --experimental-dump-help` describes every subcommand and its options.
