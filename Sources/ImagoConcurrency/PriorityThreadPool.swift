@@ -16,11 +16,6 @@ package final class PriorityThreadPool: Sendable {
 
     private let queue: JobQueue
 
-    /// The threads for blocking calls of components that no pipeline owns
-    /// (a loader's spilled bodies, a source guard's name lookups): a
-    /// few, since a lookup can block for seconds.
-    package static let blockingIO = PriorityThreadPool(threads: 8, name: "imago-io")
-
     /// Starts `threads` threads named `name`0, `name`1, ...
     package init(threads: Int, name: String) {
         queue = JobQueue()

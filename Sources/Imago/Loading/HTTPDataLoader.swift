@@ -34,10 +34,20 @@ public final class HTTPDataLoader: DataLoading {
     private let client: HTTPClient
     /// With a source guard: clients pinned to the addresses it approved.
     private let pinnedClients: PinnedClients?
+    /// The threads that write bodies spilled to disk; stopped with the loader.
+    private let spillThreads: PriorityThreadPool
 
-    /// Creates a loader with its own HTTP client.
-    public init(configuration: Configuration = Configuration()) {
+    /// Creates a loader with its own HTTP client, and two threads of its
+    /// own for bodies spilled to disk.
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(configuration: configuration, spillThreads: PriorityThreadPool(threads: 2, name: "imago-spill"))
+    }
+
+    /// Creates a loader whose spilled bodies are written on `spillThreads`
+    /// (an owner's blocking-I/O threads, shared with its other components).
+    package init(configuration: Configuration, spillThreads: PriorityThreadPool) {
         self.configuration = configuration
+        self.spillThreads = spillThreads
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(configuration, dnsOverride: [:]))
         pinnedClients = configuration.sourceGuard.map { _ in
             PinnedClients { Self.clientConfiguration(configuration, dnsOverride: $0) }
@@ -104,7 +114,7 @@ public final class HTTPDataLoader: DataLoading {
                 guard visited.insert(hop.absoluteString).inserted, let host = hop.host else {
                     throw DataLoadingError(.tooManyRedirects, url: hop)
                 }
-                let received = ResponseCollector(url: hop, configuration: configuration, progress: progress)
+                let received = ResponseCollector(url: hop, configuration: configuration, spillThreads: spillThreads, progress: progress)
                 collector = received
                 let sent = try httpRequest(hop, carried.adding(request.scopedHeaders, for: hop))
                 if let sourceGuard = configuration.sourceGuard, let pinnedClients {

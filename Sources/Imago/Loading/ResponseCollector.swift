@@ -56,13 +56,19 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
     private let maximumSize: Int
     private let spillThreshold: Int
     private let temporaryDirectory: String
+    /// The threads a spill file is written on.
+    private let spillThreads: PriorityThreadPool
     private let progress: @Sendable (DownloadProgress) -> Void
 
-    init(url: URL, configuration: HTTPDataLoader.Configuration, progress: @escaping @Sendable (DownloadProgress) -> Void) {
+    init(
+        url: URL, configuration: HTTPDataLoader.Configuration, spillThreads: PriorityThreadPool,
+        progress: @escaping @Sendable (DownloadProgress) -> Void
+    ) {
         state = Locked(State(url: url))
         maximumSize = configuration.maximumResponseSize
         spillThreshold = configuration.spillThreshold
         temporaryDirectory = configuration.temporaryDirectory
+        self.spillThreads = spillThreads
         self.progress = progress
     }
 
@@ -175,7 +181,7 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
         let (file, count, held) = state.withLock { ($0.spill, $0.count, $0.data) }
         let ready =
             file.map { eventLoop.makeSucceededFuture($0) }
-            ?? SpillFile.create(in: temporaryDirectory, on: eventLoop).flatMap { file in
+            ?? SpillFile.create(in: temporaryDirectory, threads: spillThreads, on: eventLoop).flatMap { file in
                 file.write(held, at: 0, on: eventLoop).map { file }
             }
         return ready.flatMap { file in

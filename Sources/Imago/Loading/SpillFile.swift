@@ -16,36 +16,40 @@ final class SpillFile: Sendable {
     /// Where it was created, for errors.
     let path: String
 
-    private init(descriptor: Int32, path: String) {
+    /// The threads its writes run on.
+    private let threads: PriorityThreadPool
+
+    private init(descriptor: Int32, path: String, threads: PriorityThreadPool) {
         self.descriptor = descriptor
         self.path = path
+        self.threads = threads
     }
 
     deinit { _ = Glibc.close(descriptor) }
 
-    /// Creates the file in `directory` and unlinks it, on the blocking-I/O threads.
-    static func create(in directory: String, on eventLoop: any EventLoop) -> EventLoopFuture<SpillFile> {
-        PriorityThreadPool.blockingIO.future(on: eventLoop) {
+    /// Creates the file in `directory` and unlinks it, on `threads`.
+    static func create(in directory: String, threads: PriorityThreadPool, on eventLoop: any EventLoop) -> EventLoopFuture<SpillFile> {
+        threads.future(on: eventLoop) {
             var template = Array((directory + "/imago-body-XXXXXX").utf8CString)
             let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
             let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             guard descriptor >= 0 else { throw SpillError(call: "mkstemp", path: path, code: errno) }
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
             unlink(path)
-            return SpillFile(descriptor: descriptor, path: path)
+            return SpillFile(descriptor: descriptor, path: path, threads: threads)
         }
     }
 
-    /// Writes `bytes` at `offset`, on the blocking-I/O threads.
+    /// Writes `bytes` at `offset`, on its threads.
     func write(_ bytes: ByteBuffer, at offset: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        PriorityThreadPool.blockingIO.future(on: eventLoop) { [self] in
+        threads.future(on: eventLoop) { [self] in
             try bytes.withUnsafeReadableBytes { try write($0, at: offset) }
         }
     }
 
-    /// Writes `bytes` at `offset`, on the blocking-I/O threads.
+    /// Writes `bytes` at `offset`, on its threads.
     func write(_ bytes: Data, at offset: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        PriorityThreadPool.blockingIO.future(on: eventLoop) { [self] in
+        threads.future(on: eventLoop) { [self] in
             try bytes.withUnsafeBytes { try write($0, at: offset) }
         }
     }

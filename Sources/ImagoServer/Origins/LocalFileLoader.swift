@@ -16,24 +16,30 @@ import ImagoConcurrency
 /// opened). Answers as an origin server would: 200 with `Last-Modified`
 /// and an `ETag` made of the modification time and size, 304 for a
 /// request whose validators match, 404 for a missing file. Files are
-/// read on the blocking-I/O threads.
+/// read on its owner's blocking-I/O threads.
 struct LocalFileLoader: Sendable {
     /// The root's real path, without a trailing slash.
     let root: String
     /// The most bytes a file may have.
     let maximumSize: Int
+    /// The threads files are read on.
+    let threads: PriorityThreadPool
 
-    /// A loader for files under `root`; nil if `root` is not a folder.
-    init?(root: String, maximumSize: Int) {
+    /// A loader for files under `root`, read on `threads`; nil if `root` is not a folder.
+    init?(root: String, maximumSize: Int, threads: PriorityThreadPool) {
         guard let real = Self.realPath(root), Self.isDirectory(real) else { return nil }
         self.root = real == "/" ? "" : real
         self.maximumSize = maximumSize
+        self.threads = threads
     }
+
+    /// Whether `root` is a folder a loader can read under.
+    static func isFolder(_ root: String) -> Bool { realPath(root).map(isDirectory) ?? false }
 
     func load(_ request: DataRequest) async throws(DataLoadingError) -> DataLoadingResponse {
         let url = request.url
         let relative = SourcePolicy.localPath(of: url)
-        let result = await PriorityThreadPool.blockingIO.run { [root, maximumSize] in
+        let result = await threads.run { [root, maximumSize] in
             Self.read(root + relative, under: root, maximumSize: maximumSize, headers: request.headers, url: url)
         }
         return try result.get()

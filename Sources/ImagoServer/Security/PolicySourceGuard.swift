@@ -12,9 +12,18 @@ import ImagoConcurrency
 /// are). The loader then connects to the first address, and nowhere else.
 public struct PolicySourceGuard: SourceGuard {
     public let policy: SourcePolicy
+    /// The threads names are looked up on (a lookup can block for seconds).
+    private let threads: PriorityThreadPool
 
+    /// A guard with eight threads of its own for name lookups.
     public init(policy: SourcePolicy) {
+        self.init(policy: policy, threads: PriorityThreadPool(threads: 8, name: "imago-dns"))
+    }
+
+    /// A guard that looks names up on `threads` (its owner's blocking-I/O threads).
+    package init(policy: SourcePolicy, threads: PriorityThreadPool) {
         self.policy = policy
+        self.threads = threads
     }
 
     public func address(for url: URL) async throws(DataLoadingError) -> String {
@@ -29,7 +38,7 @@ public struct PolicySourceGuard: SourceGuard {
         // An address in its standard spelling is what it resolves to: no trip
         // to the resolver's threads. Every other spelling, and every name, is resolved.
         let addresses: [IPAddress]
-        if let literal = IPAddress(bare) { addresses = [literal] } else { addresses = await Self.resolve(bare) }
+        if let literal = IPAddress(bare) { addresses = [literal] } else { addresses = await threads.run { Self.resolveBlocking(bare) } }
         if let refusal = policy.refusal(for: addresses, host: bare) {
             if case .unresolvable = refusal { throw DataLoadingError(.network, url: url, underlying: refusal) }
             throw DataLoadingError(.refused(refusal.description), url: url, underlying: refusal)
@@ -37,11 +46,7 @@ public struct PolicySourceGuard: SourceGuard {
         return addresses[0].description
     }
 
-    /// The addresses `host` resolves to (getaddrinfo, on the blocking-I/O threads).
-    static func resolve(_ host: String) async -> [IPAddress] {
-        await PriorityThreadPool.blockingIO.run { resolveBlocking(host) }
-    }
-
+    /// The addresses `host` resolves to (getaddrinfo: it blocks).
     static func resolveBlocking(_ host: String) -> [IPAddress] {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

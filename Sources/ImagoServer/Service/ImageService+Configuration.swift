@@ -198,7 +198,7 @@ extension ImageService {
                 try ConfigurationError.require(objectStorage != nil, "the result store needs object storage (--s3, --s3-endpoint)")
             }
             if let localRoot {
-                try ConfigurationError.require(LocalFileLoader(root: localRoot, maximumSize: 1) != nil, "local root \(localRoot): not a folder")
+                try ConfigurationError.require(LocalFileLoader.isFolder(localRoot), "local root \(localRoot): not a folder")
             }
         }
     }

@@ -43,6 +43,9 @@ public final class ImageService: Sendable {
     /// The HTTP loaders this service made, closed by ``shutdown()``; none
     /// when the caller gave the pipeline.
     private let ownLoaders: [HTTPDataLoader]
+    /// The service's threads for blocking calls outside the pipeline:
+    /// spilled bodies, name lookups, local files, the caches' close.
+    private let blockingIO: PriorityThreadPool
     private let isShutDown = Locked(false)
 
     /// A service with its own pipeline: a guarded HTTP loader and, in
@@ -59,6 +62,8 @@ public final class ImageService: Sendable {
         // Downloads wait for one limit only, the admission's turns: the
         // pipeline and the HTTP client allow as many, to any one host too.
         let downloads = AdmissionControl.downloadLimit(transformations: configuration.maximumConcurrentTransformations)
+        // Spilled bodies, name lookups, local files and the caches' close.
+        let blockingIO = PriorityThreadPool(threads: 8, name: "imago-io")
         let http = HTTPDataLoader(
             configuration: .init(
                 // A source may stall as long as its whole download may take.
@@ -70,8 +75,8 @@ public final class ImageService: Sendable {
                 temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(),
                 maximumConnectionsPerHost: downloads,
                 userAgent: "Imago",
-                sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy)
-            ))
+                sourceGuard: PolicySourceGuard(policy: configuration.sourcePolicy, threads: blockingIO)
+            ), spillThreads: blockingIO)
         // The operator's endpoint is trusted: no guard, and a redirect is an answer.
         let storageHTTP = configuration.objectStorage.map { _ in
             HTTPDataLoader(
@@ -79,11 +84,12 @@ public final class ImageService: Sendable {
                     readTimeout: configuration.sourceTimeout, requestTimeout: configuration.sourceTimeout, maximumRedirects: 0,
                     maximumResponseSize: configuration.maximumSourceSize,
                     temporaryDirectory: configuration.cacheFolder ?? NSTemporaryDirectory(), maximumConnectionsPerHost: downloads,
-                    userAgent: "Imago"))
+                    userAgent: "Imago"), spillThreads: blockingIO)
         }
         let objectStorage = configuration.objectStorage.flatMap { storage in storageHTTP.map { ObjectStorageLoader(settings: storage, http: $0) } }
         let loader = OriginLoader(
-            http: http, local: configuration.localRoot.flatMap { LocalFileLoader(root: $0, maximumSize: configuration.maximumSourceSize) },
+            http: http,
+            local: configuration.localRoot.flatMap { LocalFileLoader(root: $0, maximumSize: configuration.maximumSourceSize, threads: blockingIO) },
             objectStorage: objectStorage, sourceHeaders: configuration.sourceHeaders.map(\.scoped))
         let sources = DiskCache.Configuration(sizeLimit: configuration.sourceDiskLimit, admission: configuration.sourceAdmission)
         let results = DiskCache.Configuration(sizeLimit: configuration.resultDiskLimit)
@@ -112,7 +118,7 @@ public final class ImageService: Sendable {
         let pipeline = ImagePipeline(configuration: pipelineConfiguration)
         self.init(
             configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsCache, metrics: metrics, logger: logger,
-            ownLoaders: [http] + (storageHTTP.map { [$0] } ?? []))
+            ownLoaders: [http] + (storageHTTP.map { [$0] } ?? []), blockingIO: blockingIO)
     }
 
     /// A service over a pipeline of the caller's (tests).
@@ -120,14 +126,17 @@ public final class ImageService: Sendable {
         configuration: Configuration, pipeline: ImagePipeline, resultsOnDisk: DiskCache? = nil, metrics: ServiceMetrics = ServiceMetrics(),
         logger: Logger = Logger(label: "imago.serve")
     ) {
-        self.init(configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsOnDisk, metrics: metrics, logger: logger, ownLoaders: [])
+        self.init(
+            configuration: configuration, pipeline: pipeline, resultsOnDisk: resultsOnDisk, metrics: metrics, logger: logger, ownLoaders: [],
+            blockingIO: PriorityThreadPool(threads: 2, name: "imago-io"))
     }
 
     private init(
         configuration: Configuration, pipeline: ImagePipeline, resultsOnDisk: DiskCache?, metrics: ServiceMetrics, logger: Logger,
-        ownLoaders: [HTTPDataLoader]
+        ownLoaders: [HTTPDataLoader], blockingIO: PriorityThreadPool
     ) {
         self.ownLoaders = ownLoaders
+        self.blockingIO = blockingIO
         var configuration = configuration
         // The schemes the policy lets through are the origins the service has.
         configuration.sourcePolicy.allowsLocalFiles = configuration.localRoot != nil
@@ -172,7 +181,7 @@ public final class ImageService: Sendable {
         }
         guard first else { return }
         await store?.waitForWrites()
-        await PriorityThreadPool.blockingIO.run { self.close() }
+        await blockingIO.run { self.close() }
         for loader in ownLoaders { try await loader.shutdown() }
     }
 

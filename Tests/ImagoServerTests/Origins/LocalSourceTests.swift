@@ -104,7 +104,7 @@ struct LocalSourceTests {
     @Test("the loader answers a matching validator with a 304, and a changed file with a new ETag")
     func conditionalRequests() async throws {
         let root = try Root()
-        let loader = try #require(LocalFileLoader(root: root.root, maximumSize: 1 << 20))
+        let loader = try #require(LocalFileLoader(root: root.root, maximumSize: 1 << 20, threads: PriorityThreadPool(threads: 1, name: "test-io")))
         let url = try #require(URL(string: "local:///photos/a%20b.jpg"))
         let first = try await loader.load(DataRequest(url: url))
         let etag = try #require(first.headers[.eTag])
@@ -118,7 +118,7 @@ struct LocalSourceTests {
         let changed = try await loader.load(DataRequest(url: url, headers: [.ifNoneMatch: etag]))
         #expect(changed.statusCode == 200 && changed.headers[.eTag] != etag)
         // And a file over the size limit is refused as too large
-        let small = try #require(LocalFileLoader(root: root.root, maximumSize: 100))
+        let small = try #require(LocalFileLoader(root: root.root, maximumSize: 100, threads: PriorityThreadPool(threads: 1, name: "test-io")))
         await #expect(throws: DataLoadingError.self) { try await small.load(DataRequest(url: url)) }
     }
 
