@@ -250,6 +250,10 @@ URLS = [
     "/unsafe/300x100/filters:extract_focal()/{o}/unsafe/0x600:100x700/{o}/land.jpg",
     "/unsafe/100x300/filters:extract_focal()/http://{o}/unsafe/500x100:800x400/{o}/land.jpg",
     "/unsafe/300x100/filters:extract_focal()/{o}/land.jpg",
+    # frame
+    "/unsafe/300x200/filters:frame({o}/frame.png)/{o}/land.jpg",
+    "/unsafe/fit-in/200x200/filters:frame({o}/frame.png):format(png)/{o}/alpha.png",
+    "/unsafe/300x200/filters:frame({o}/nosuch.png)/{o}/land.jpg",
     # watermark
     f"/unsafe/300x200/filters:watermark({W},10,10,50)/{{o}}/land.jpg",
     f"/unsafe/300x200/filters:watermark({W},-10,-10,0)/{{o}}/land.jpg",
@@ -289,6 +293,9 @@ URLS = [
 # still answers that status.
 BAD_ARGUMENT = "Imago answers 400 for an unknown filter or bad arguments, which thumbor ignores"
 BAD_SIGNATURE = "Imago answers 403 for a bad signature, thumbor 400"
+FRAME = ("frame() as a nine-patch is drawn: the image padded as the patch's bottom and right markers say, the cells "
+         "stretched over it; thumbor 7.8's _nine_patch.c takes the image mode from a Python object's address "
+         "(PyUnicode_AsUTF8String cast to char *), so it misreads the markers (a padding of 0, 0, 0, 1 here) and draws no frame")
 EXTRACT_FOCAL = ("extract_focal() as thumbor documents it: the nested URL's image, its crop as the focal region; thumbor 7.8 "
                  "reads the image part percent-encoded, where the crop's ':' never matches, and fetches the whole URL")
 ORIG = "orig beside 0 or nothing, or with no_upscale(), is the source's side in Imago; thumbor fails with a 500"
@@ -329,6 +336,9 @@ ACCEPTED = {
     "/unsafe/filters:quality(50)/300x200/{o}/land.jpg": (502, UNRESOLVED),
     "/unsafe/300x200/filters:grayscale/{o}/land.jpg": (400, UNRESOLVED + " (Imago finds no host in it at all)"),
     "/unsafe/300x200/filters:max_age(0)/{o}/land.jpg": (200, "max_age(0) is Cache-Control max-age=0; thumbor sends none"),
+    "/unsafe/300x200/filters:frame({o}/frame.png)/{o}/land.jpg": (200, FRAME),
+    "/unsafe/fit-in/200x200/filters:frame({o}/frame.png):format(png)/{o}/alpha.png": (200, FRAME),
+    "/unsafe/300x200/filters:frame({o}/nosuch.png)/{o}/land.jpg": (404, "a frame that cannot be fetched answers its source's status; thumbor 500"),
     "/unsafe/300x200/filters:watermark({o}/nosuch.png,10,10,0)/{o}/land.jpg": (404, "a watermark that cannot be fetched answers its source's status; thumbor 400"),
 }
 
@@ -407,6 +417,18 @@ def make_sources(folder):
     draw.ellipse([20, 20, 80, 80], fill=(255, 140, 0, 255))
     draw.rectangle([100, 35, 180, 65], fill=(0, 255, 255, 200))
     wm.save(folder / "wm.png", "PNG")
+    # A nine-patch frame: its outer pixels mark (opaque black) the stretching
+    # middle (top row, left column) and a padding of 6 (bottom row, right column).
+    patch = Image.new("RGBA", (34, 34), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(patch)
+    draw.rectangle([1, 1, 32, 32], fill=(120, 40, 20, 255))
+    draw.rectangle([5, 5, 28, 28], fill=(230, 200, 120, 160))
+    draw.rectangle([9, 9, 24, 24], fill=(0, 0, 0, 0))
+    draw.line([(12, 0), (21, 0)], fill=(0, 0, 0, 255))
+    draw.line([(0, 12), (0, 21)], fill=(0, 0, 0, 255))
+    draw.line([(7, 33), (26, 33)], fill=(0, 0, 0, 255))
+    draw.line([(33, 7), (33, 26)], fill=(0, 0, 0, 255))
+    patch.save(folder / "frame.png", "PNG")
     (folder / "notimage.jpg").write_text("this is not an image\n")
     # Six frames of a disc crossing the gradient, shown 80 to 180 ms, looping.
     frames = []

@@ -21,6 +21,8 @@ enum Operation: Sendable {
     /// stretched to `canvas` (thumbor's `fill(blur)`).
     case extendOverBlur(canvas: ImageSize, x: Int, y: Int, radius: Double)
     case watermark(Mark)
+    /// A nine-patch frame drawn around and over the image.
+    case frame(ImageProcessors.NinePatch)
 
     /// The image after the step; nil when it cannot be done (a size the
     /// image cannot take).
@@ -39,6 +41,7 @@ enum Operation: Sendable {
             }
             return ImageProcessors.Overlay(image, named: "fill", x: x, y: y).process(backdrop)
         case .watermark(let watermark): return watermark.draw(on: image)
+        case .frame(let frame): return frame.process(image)
         }
     }
 }

@@ -40,13 +40,19 @@ extension ImageService {
         return answer(result, to: request, delivery: processor.delivery(now: Int(Date().timeIntervalSince1970)), source: source)
     }
 
-    /// The images the URL's `watermark()` filters name, read as its image
-    /// part is (so under the source policy, through the source cache), and
-    /// decoded: thumbor loads them with the same loader.
+    /// The images the URL's `watermark()` and `frame()` filters name, read
+    /// as its image part is (so under the source policy, through the source
+    /// cache), and decoded: thumbor loads them with the same loader.
     func thumborWatermarks(_ filters: [ThumborFilter], dialect: ThumborDialect) async throws(ServiceError) -> [String: Image] {
         var images: [String: Image] = [:]
-        for case .watermark(let text, _, _, _, _, _) in filters where images[text] == nil {
-            guard let url = dialect.sourceURL(for: Substring(text)) else { throw ServiceError(.badRequest, "the watermark \(text) names no source") }
+        let named = filters.compactMap { filter -> String? in
+            switch filter {
+            case .watermark(let url, _, _, _, _, _), .frame(let url): url
+            default: nil
+            }
+        }
+        for text in named where images[text] == nil {
+            guard let url = dialect.sourceURL(for: Substring(text)) else { throw ServiceError(.badRequest, "the image \(text) names no source") }
             let checked: URL
             do { checked = try configuration.sourcePolicy.check(url: url.absoluteString) } catch { throw ServiceError(error) }
             let response: DataResponse

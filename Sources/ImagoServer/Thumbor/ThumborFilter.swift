@@ -59,6 +59,8 @@ enum ThumborFilter: Sendable, Equatable {
     case stretch
     /// The crop of a thumbor URL given as the image taken as the focal region.
     case extractFocal
+    /// The nine-patch image at `url` drawn as a frame.
+    case frame(url: String)
 
     /// The filters of a `filters:` list, in order. Split as thumbor splits
     /// it, at each `):`; an unknown name or arguments that do not match are
@@ -184,6 +186,7 @@ enum ThumborFilter: Sendable, Equatable {
         case "extract_focal":
             try none()
             self = .extractFocal
+        case "frame": self = .frame(url: try arguments.string())
         default: throw OptionError(option: name, reason: "not a thumbor filter Imago knows")
         }
         guard arguments.isEmpty else { throw arguments.error("has more arguments than it takes") }

@@ -10,7 +10,7 @@ import ImagoCodecs
 struct ThumborProcessor: ImageProcessing {
     let path: ThumborPath
     let filters: [ThumborFilter]
-    /// The images of the URL's `watermark()` filters, by their URL as written.
+    /// The images of the URL's `watermark()` and `frame()` filters, by their URL as written.
     let watermarks: [String: Image]
     /// The canonical text of the URL's options: the cache key's part.
     let identifier: String
@@ -26,7 +26,7 @@ struct ThumborProcessor: ImageProcessing {
 
     func process(_ image: Image) -> Image? { run(image)?.image }
 
-    /// The same layout, drawing `watermarks` for its `watermark()` filters.
+    /// The same layout, drawing `watermarks` for its `watermark()` and `frame()` filters.
     func drawing(_ watermarks: [String: Image]) -> ThumborProcessor { ThumborProcessor(path: path, filters: filters, watermarks: watermarks) }
 
     /// What a run did, for `/meta`: the trim's crop (if it cut anything)
@@ -138,6 +138,9 @@ struct ThumborProcessor: ImageProcessing {
             guard let color = Self.color(fill, of: image) else { return image }
             let placed = composites ? Operation.effect(.flatten(background: color)).apply(to: image) : image
             return placed.flatMap { Operation.extend(canvas: canvas, x: x, y: y, background: color).apply(to: $0) }
+        case .frame(let url):
+            guard let patch = watermarks[url], let frame = ImageProcessors.NinePatch(patch: patch) else { return image }
+            return Operation.frame(frame).apply(to: image)
         case .watermark(let url, let x, let y, let alpha, let widthRatio, let heightRatio):
             guard let mark = watermarks[url] else { return image }
             return Self.watermarked(image, with: mark, x: x, y: y, alpha: alpha, widthRatio: widthRatio, heightRatio: heightRatio)

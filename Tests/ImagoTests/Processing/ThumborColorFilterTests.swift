@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCodecFixtures
 import Testing
 
 @testable import ImagoCodecs
@@ -72,5 +73,50 @@ struct ThumborColorFilterTests {
     func colorize() throws {
         let lookup = ImageProcessors.ColorLookup.colorize(red: 40, green: 80, blue: 20, fill: Color(red: 0xff, green: 0xd7, blue: 0))
         #expect(try #require(lookup.process(Self.image([100, 100, 100, 0, 255, 30], width: 2))).pixels == [162, 192, 80, 102, 223, 24])
+    }
+}
+
+/// thumbor's `frame()`: a nine-patch drawn around and over the image.
+@Suite("Nine-patch frames: padding, stretching, compositing")
+struct NinePatchTests {
+    /// A 5x5 patch: markers at the middle of each side (the middle row and
+    /// column stretch; a padding of one pixel all round), red corners,
+    /// green edges, a centre of `center`.
+    static func patch(center: [UInt8]) -> Image {
+        var pixels = [UInt8](repeating: 0, count: 5 * 5 * 4)
+        func set(_ x: Int, _ y: Int, _ rgba: [UInt8]) { pixels.replaceSubrange(((y * 5 + x) * 4)..<((y * 5 + x) * 4 + 4), with: rgba) }
+        for (x, y) in [(2, 0), (0, 2), (2, 4), (4, 2)] { set(x, y, [0, 0, 0, 255]) }
+        for (x, y) in [(1, 1), (3, 1), (1, 3), (3, 3)] { set(x, y, [255, 0, 0, 255]) }
+        for (x, y) in [(2, 1), (1, 2), (3, 2), (2, 3)] { set(x, y, [0, 255, 0, 255]) }
+        set(2, 2, center)
+        return Image(width: 5, height: 5, pixelFormat: .rgba8, pixels: pixels)!
+    }
+
+    @Test("the image is padded as the bottom and right markers say; fixed cells keep their size, stretching ones share the rest")
+    func layout() throws {
+        let frame = try #require(ImageProcessors.NinePatch(patch: Self.patch(center: [0, 0, 0, 0])))
+        #expect(frame.padding == (1, 1, 1, 1))
+        let blue = Image(width: 4, height: 3, pixelFormat: .rgb8, pixels: Array([[UInt8]](repeating: [0, 0, 255], count: 12).joined()))!
+        let framed = try #require(frame.process(blue))
+        #expect(framed.size == ImageSize(width: 6, height: 5) && framed.pixelFormat == .rgba8)
+        let (red, green, inside): ([UInt8], [UInt8], [UInt8]) = ([255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255])
+        for y in 0..<5 {
+            for x in 0..<6 {
+                let corner = (x == 0 || x == 5) && (y == 0 || y == 4)
+                let edge = !corner && (x == 0 || x == 5 || y == 0 || y == 4)
+                #expect(FormatFixtures.rgba(framed, x: x, y: y) == (corner ? red : edge ? green : inside), "(\(x), \(y))")
+            }
+        }
+        #expect(ImageProcessors.NinePatch(patch: Image(width: 2, height: 5, pixelFormat: .rgba8, pixels: [UInt8](repeating: 0, count: 40))!) == nil)
+    }
+
+    @Test("a translucent cell is composited over the image; transparent pixels of the image are on white first")
+    func compositing() throws {
+        let frame = try #require(ImageProcessors.NinePatch(patch: Self.patch(center: [255, 0, 0, 102])))
+        let clear = Image(width: 2, height: 2, pixelFormat: .rgba8, pixels: [UInt8](repeating: 0, count: 16))!
+        let framed = try #require(frame.process(clear))
+        // 40% red over white.
+        let center = FormatFixtures.rgba(framed, x: 1, y: 1)
+        #expect(abs(Int(center[0]) - 255) <= 1 && abs(Int(center[1]) - 153) <= 1 && abs(Int(center[2]) - 153) <= 1 && center[3] == 255, "\(center)")
     }
 }
