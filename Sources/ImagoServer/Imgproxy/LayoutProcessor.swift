@@ -182,7 +182,8 @@ struct LayoutProcessor: ImageProcessing {
                 height: max(1, LayoutPlan.scaledToEven(image.height, by: settings.scale)))
             // Fitted to the box, enlarged if need be, as imgproxy scales its watermark.
             let factor = min(Double(box.width) / Double(watermark.width), Double(box.height) / Double(watermark.height))
-            size = ImageSize(width: max(1, LayoutPlan.scaled(watermark.width, by: factor)), height: max(1, LayoutPlan.scaled(watermark.height, by: factor)))
+            size = ImageSize(
+                width: max(1, LayoutPlan.scaled(watermark.width, by: factor)), height: max(1, LayoutPlan.scaled(watermark.height, by: factor)))
         }
         let position = settings.position
         let placement: Mark.Placement

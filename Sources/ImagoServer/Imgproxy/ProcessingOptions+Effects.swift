@@ -30,7 +30,9 @@ extension OptionArguments {
         case "imago_rgb":
             try count(3...3)
             let range = -1_000...1_000
-            return (.channelOffsets, .channelOffsets(red: try integer(0, in: range), green: try integer(1, in: range), blue: try integer(2, in: range)))
+            return (
+                .channelOffsets, .channelOffsets(red: try integer(0, in: range), green: try integer(1, in: range), blue: try integer(2, in: range))
+            )
         case "imago_noise":
             try count(1...2)
             let seed = count > 1 ? try integer(1, in: 0...Int(UInt32.max)) : 0
@@ -44,7 +46,8 @@ extension OptionArguments {
                 let convolution = ImageProcessors.Convolution(
                     weights: weights, columns: try integer(1, in: 1...ThumborFilter.largestKernel), normalizes: count < 3 || bool(2))
             else {
-                throw error("the kernel is up to \(ThumborFilter.largestKernel) numbers split by ;, in an odd number of rows of an odd number of columns")
+                throw error(
+                    "the kernel is up to \(ThumborFilter.largestKernel) numbers split by ;, in an odd number of rows of an odd number of columns")
             }
             return (.convolution, .convolution(convolution))
         case "imago_curve":
@@ -64,7 +67,10 @@ extension OptionArguments {
             try count(4...4)
             guard values[3].count == 6 else { throw error("the fill is six hex digits") }
             let fill = try hexColor(3)
-            return (.colorize, .colorize(red: try integer(0, in: 0...100), green: try integer(1, in: 0...100), blue: try integer(2, in: 0...100), fill: fill))
+            return (
+                .colorize,
+                .colorize(red: try integer(0, in: 0...100), green: try integer(1, in: 0...100), blue: try integer(2, in: 0...100), fill: fill)
+            )
         default: throw error("unknown option")
         }
     }

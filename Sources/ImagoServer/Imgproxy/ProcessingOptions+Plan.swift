@@ -11,7 +11,8 @@ extension ProcessingOptions {
         ProcessingPlan(
             layout: .imgproxy(self), format: format, quality: quality, formatQuality: formatQuality, maximumBytes: maxBytes,
             metadata: .init(everything: !stripMetadata, copyright: keepCopyright, rgbProfile: !stripColorProfile, viewerTurns: !autoRotate),
-            limits: sourceLimits, page: page, prefersEmbeddedThumbnail: enforceThumbnail, raw: raw, keepsSVG: self.format == .svg || self.format == .auto,
+            limits: sourceLimits, page: page, prefersEmbeddedThumbnail: enforceThumbnail, raw: raw,
+            keepsSVG: self.format == .svg || self.format == .auto,
             passedFormats: self.format == .auto ? skipProcessing : skipProcessing.intersection([self.format]))
     }
 

@@ -34,9 +34,12 @@ enum Operation: Sendable {
         case .flip(let horizontal, let vertical):
             return horizontal || vertical ? ImageProcessors.Flip(horizontal: horizontal, vertical: vertical).process(image) : image
         case .effect(let effect): return effect.apply(to: image)
-        case .extend(let canvas, let x, let y, let background): return ImageProcessors.Embed(size: canvas, x: x, y: y, background: background).process(image)
+        case .extend(let canvas, let x, let y, let background):
+            return ImageProcessors.Embed(size: canvas, x: x, y: y, background: background).process(image)
         case .extendOverBlur(let canvas, let x, let y, let radius):
-            guard let blurred = ImageProcessors.GaussianBlur(radius: radius).process(image), let backdrop = Operation.resize(canvas).apply(to: blurred) else {
+            guard let blurred = ImageProcessors.GaussianBlur(radius: radius).process(image),
+                let backdrop = Operation.resize(canvas).apply(to: blurred)
+            else {
                 return nil
             }
             return ImageProcessors.Overlay(image, named: "fill", x: x, y: y).process(backdrop)
@@ -115,7 +118,8 @@ struct Mark: Sendable {
                     guard first < last else { continue }
                     let source = row * mark.bytesPerRow + first * channels
                     let target = ((top + row) * size.width + left + first) * channels
-                    layer.replaceSubrange(target..<(target + (last - first) * channels), with: mark.pixels[source..<(source + (last - first) * channels)])
+                    layer.replaceSubrange(
+                        target..<(target + (last - first) * channels), with: mark.pixels[source..<(source + (last - first) * channels)])
                 }
             }
         }

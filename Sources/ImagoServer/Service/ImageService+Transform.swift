@@ -109,7 +109,8 @@ extension ImageService {
     /// as its layout allows, then laid out), drawing `overlays`, and encodes
     /// it, on one of the pipeline's decode threads, within the decode
     /// memory budget: the one execution of every URL language's plan.
-    func transform(_ data: Data, of url: URL, plan: ProcessingPlan, overlays: [String: Image]) async throws(ServiceError) -> (Data, mediaType: String) {
+    func transform(_ data: Data, of url: URL, plan: ProcessingPlan, overlays: [String: Image]) async throws(ServiceError) -> (Data, mediaType: String)
+    {
         if let limit = plan.limits.maximumFileSize, data.count > limit {
             throw ServiceError(.contentTooLarge, "the source is larger than \(limit) bytes (msfs)")
         }

@@ -168,7 +168,10 @@ enum ThumborFilter: Sendable, Equatable {
             let normalizes = try arguments.optional { (arguments: inout Arguments) throws(OptionError) in try arguments.bool() } ?? true
             guard weights.count == items.count, weights.count <= Self.largestKernel,
                 let convolution = ImageProcessors.Convolution(weights: weights, columns: columns, normalizes: normalizes)
-            else { throw arguments.error("the kernel is up to \(Self.largestKernel) numbers split by ;, in an odd number of rows of an odd number of columns") }
+            else {
+                throw arguments.error(
+                    "the kernel is up to \(Self.largestKernel) numbers split by ;, in an odd number of rows of an odd number of columns")
+            }
             self = .effect(.convolution(convolution))
         case "curve":
             let curves = try Self.curves(inside, name: name)

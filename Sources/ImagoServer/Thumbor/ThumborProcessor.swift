@@ -78,7 +78,9 @@ struct ThumborProcessor: ImageProcessing {
             }
         }
         if !path.isDebug, path.flipsHorizontally || path.flipsVertically {
-            guard let flipped = Operation.flip(horizontal: path.flipsHorizontally, vertical: path.flipsVertically).apply(to: image) else { return nil }
+            guard let flipped = Operation.flip(horizontal: path.flipsHorizontally, vertical: path.flipsVertically).apply(to: image) else {
+                return nil
+            }
             image = flipped
         }
         for filter in filters {

@@ -101,7 +101,8 @@ struct ModelOperationTests {
     func badArguments() throws {
         for filter in [
             "convolution(1;2;1;2,2,true)", "convolution(1;x;1,3)", "convolution(\(Array(repeating: "1", count: 169).joined(separator: ";")),13)",
-            "curve([(0,0),(255,255)],[(0,0)],[(9,0),(3,4)],[(0,0)])", "curve([(0,0)],[(0,0)],[(0,0)])", "curve([(0,0),(300,1)],[(0,0)],[(0,0)],[(0,0)])",
+            "curve([(0,0),(255,255)],[(0,0)],[(9,0),(3,4)],[(0,0)])", "curve([(0,0)],[(0,0)],[(0,0)])",
+            "curve([(0,0),(300,1)],[(0,0)],[(0,0)],[(0,0)])",
             "colorize(1,2,3,ff)", "colorize(1,2,ffd700)", "saturation(x)", "equalize(1)", "stretch(1)",
         ] {
             #expect(throws: OptionError.self, "\(filter)") { _ = try ThumborFilter(filter) }
@@ -131,7 +132,8 @@ struct ModelOperationTests {
         #expect(!defaults.metadata.everything && defaults.metadata.copyright && !defaults.metadata.rgbProfile && defaults.keepsSVG)
 
         // thumbor: the filters that are about the answer; the last of each wins
-        let path = try ThumborPath("/unsafe/300x200/filters:format(webp):quality(10):quality(55):max_bytes(9000):strip_icc():max_age(60)/a.example/b.jpg")
+        let path = try ThumborPath(
+            "/unsafe/300x200/filters:format(webp):quality(10):quality(55):max_bytes(9000):strip_icc():max_age(60)/a.example/b.jpg")
         let processor = ThumborProcessor(path: path, filters: try ThumborFilter.list(path.filters))
         let thumbor = try processor.plan()
         #expect(thumbor.format == .webp && thumbor.quality == 55 && thumbor.maximumBytes == 9000 && !thumbor.metadata.rgbProfile)
@@ -140,7 +142,8 @@ struct ModelOperationTests {
         // Without format() the source's is kept, as thumbor keeps it.
         let kept = try ThumborProcessor(path: try ThumborPath("/unsafe/300x200/a.example/b.jpg"), filters: []).plan()
         #expect(kept.format == nil && kept.metadata.rgbProfile)
-        #expect([ImageFormat.png, .svg, .gif, .webp, .avif, .heic, .jpeg].map(OutputFormat.keeping) == [.png, .png, .gif, .webp, .avif, .jpeg, .jpeg])
+        #expect(
+            [ImageFormat.png, .svg, .gif, .webp, .avif, .heic, .jpeg].map(OutputFormat.keeping) == [.png, .png, .gif, .webp, .avif, .jpeg, .jpeg])
     }
 
     /// The largest difference between two images' channels, both as RGBA.
@@ -148,7 +151,9 @@ struct ModelOperationTests {
         var largest = 0
         for y in 0..<left.height {
             for x in 0..<left.width {
-                for (a, b) in zip(FormatFixtures.rgba(left, x: x, y: y), FormatFixtures.rgba(right, x: x, y: y)) { largest = max(largest, abs(Int(a) - Int(b))) }
+                for (a, b) in zip(FormatFixtures.rgba(left, x: x, y: y), FormatFixtures.rgba(right, x: x, y: y)) {
+                    largest = max(largest, abs(Int(a) - Int(b)))
+                }
             }
         }
         return largest

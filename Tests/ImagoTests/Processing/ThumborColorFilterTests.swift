@@ -28,7 +28,9 @@ struct ThumborColorFilterTests {
         #expect(try #require(ImageProcessors.Saturation(factor: 3).process(gray)).pixels == [40, 40, 40, 200, 200, 200])
     }
 
-    @Test("equalize: (cdf − m) / (n − m) × 255 per channel, m only for the channels whose lowest value is the lowest of all, 0 for a channel of one value")
+    @Test(
+        "equalize: (cdf − m) / (n − m) × 255 per channel, m only for the channels whose lowest value is the lowest of all, 0 for a channel of one value"
+    )
     func equalize() throws {
         let flatBlue = Self.image([10, 50, 0, 10, 60, 0, 20, 70, 0, 30, 80, 0], width: 2, height: 2)
         #expect(try #require(ImageProcessors.Equalize().process(flatBlue)).pixels == [127, 63, 0, 127, 127, 0, 191, 191, 0, 255, 255, 0])
@@ -62,7 +64,8 @@ struct ThumborColorFilterTests {
                 blue: points([(10, 20), (200, 180), (240, 255)])))
         #expect(
             try #require(curve.process(ramp)).pixels == [
-                0, 0, 30, 40, 30, 36, 79, 59, 49, 116, 90, 64, 161, 131, 93, 187, 159, 118, 209, 187, 153, 230, 217, 202, 244, 238, 241, 255, 255, 255,
+                0, 0, 30, 40, 30, 36, 79, 59, 49, 116, 90, 64, 161, 131, 93, 187, 159, 118, 209, 187, 153, 230, 217, 202, 244, 238, 241, 255, 255,
+                255,
             ])
         #expect(ImageProcessors.ColorLookup.curve(all: [], red: points([(0, 0)]), green: points([(0, 0)]), blue: points([(0, 0)])) == nil)
         let backwards = points([(9, 0), (3, 4)])
