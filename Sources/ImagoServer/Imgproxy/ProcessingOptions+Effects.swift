@@ -40,16 +40,11 @@ extension OptionArguments {
         case "imago_equalize": return (.equalize, try onlyBool() ? .equalize : nil)
         case "imago_convolution":
             try count(2...3)
-            let items = values[0].split(separator: ";", omittingEmptySubsequences: false)
-            let weights = items.compactMap { Double($0) }
-            guard weights.count == items.count, weights.count <= ThumborFilter.largestKernel,
-                let convolution = ImageProcessors.Convolution(
-                    weights: weights, columns: try integer(1, in: 1...ThumborFilter.largestKernel), normalizes: count < 3 || bool(2))
-            else {
-                throw error(
-                    "the kernel is up to \(ThumborFilter.largestKernel) numbers split by ;, in an odd number of rows of an odd number of columns")
+            let columns = try integer(1, in: 1...Effect.largestKernel)
+            guard let convolution = Effect.convolution(weights: values[0], columns: columns, normalizes: count < 3 || bool(2)) else {
+                throw error(Effect.kernelRule)
             }
-            return (.convolution, .convolution(convolution))
+            return (.convolution, convolution)
         case "imago_curve":
             try count(4...4)
             let curves = values.map { curve in

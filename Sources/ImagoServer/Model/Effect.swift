@@ -97,3 +97,23 @@ enum Effect: Sendable, Hashable {
         }
     }
 }
+
+extension Effect {
+    /// The most weights a convolution kernel may have (11x11): each is a
+    /// multiplication per pixel and channel.
+    static let largestKernel = 121
+
+    /// What a convolution kernel must be, for both languages' errors.
+    static let kernelRule = "the kernel is up to \(largestKernel) numbers split by ;, in an odd number of rows of an odd number of columns"
+
+    /// A convolution by `weights`, numbers split by `;` row by row, in
+    /// rows of `columns`; nil when the kernel breaks ``kernelRule``.
+    static func convolution(weights text: some StringProtocol, columns: Int, normalizes: Bool) -> Effect? {
+        let items = text.split(separator: ";", omittingEmptySubsequences: false)
+        let weights = items.compactMap { Double($0) }
+        guard weights.count == items.count, weights.count <= largestKernel,
+            let convolution = ImageProcessors.Convolution(weights: weights, columns: columns, normalizes: normalizes)
+        else { return nil }
+        return .convolution(convolution)
+    }
+}

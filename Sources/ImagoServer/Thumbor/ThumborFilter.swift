@@ -161,18 +161,13 @@ enum ThumborFilter: Sendable, Equatable {
             try none()
             self = .effect(.equalize)
         case "convolution":
-            let text = try arguments.string()
-            let items = text.split(separator: ";", omittingEmptySubsequences: false)
-            let weights = items.compactMap { Double($0) }
+            let weights = try arguments.string()
             let columns = try arguments.unsigned()
             let normalizes = try arguments.optional { (arguments: inout Arguments) throws(OptionError) in try arguments.bool() } ?? true
-            guard weights.count == items.count, weights.count <= Self.largestKernel,
-                let convolution = ImageProcessors.Convolution(weights: weights, columns: columns, normalizes: normalizes)
-            else {
-                throw arguments.error(
-                    "the kernel is up to \(Self.largestKernel) numbers split by ;, in an odd number of rows of an odd number of columns")
+            guard let convolution = Effect.convolution(weights: weights, columns: columns, normalizes: normalizes) else {
+                throw arguments.error(Effect.kernelRule)
             }
-            self = .effect(.convolution(convolution))
+            self = .effect(convolution)
         case "curve":
             let curves = try Self.curves(inside, name: name)
             arguments = try Arguments(name: name, text: "")
@@ -194,10 +189,6 @@ enum ThumborFilter: Sendable, Equatable {
         }
         guard arguments.isEmpty else { throw arguments.error("has more arguments than it takes") }
     }
-
-    /// The most weights a `convolution()` kernel may have (11x11): each is
-    /// a multiplication per pixel and channel.
-    static let largestKernel = 121
 
     /// `curve()`'s four curves, `[(x,y),…]` each, split by commas: all
     /// channels', red's, green's, blue's. Each needs a point, its x
